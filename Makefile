@@ -1,0 +1,28 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint install clean
+
+$(STAMP): pyproject.toml .ci/constraints.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c .ci/constraints.txt -e '.[discord,slack,postgres,redis,runner,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/torchdrill serve
+
+test: $(STAMP)
+	$(BIN)/ruff check bot runner tests bench
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check bot runner tests bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,1 @@
+"""torchdrill: daily PyTorch interview drills for Discord and Slack."""

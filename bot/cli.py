@@ -1,0 +1,124 @@
+"""The `torchdrill` command. Sub-commands import their heavy dependencies lazily."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from bot.config import get_settings
+from bot.core.content import Kind, load_library
+
+app = typer.Typer(help="torchdrill: daily PyTorch interview drills for Discord and Slack.", no_args_is_help=True)
+content_app = typer.Typer(help="Validate, import and count question banks.", no_args_is_help=True)
+app.add_typer(content_app, name="content")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def not_available(feature: str) -> None:
+    """Refuse honestly instead of pretending a missing feature worked."""
+    err_console.print(f"[yellow]{feature} is not available yet.[/yellow]")
+    raise typer.Exit(code=2)
+
+
+@content_app.command("check")
+def content_check(
+    files: list[Path] = typer.Argument(None, help="bank files to check (default: every bank in the content dir)"),
+    content_dir: Path = typer.Option(None, help="directory of banks"),
+) -> None:
+    """Validate banks; print `path:line: problem` for each problem and exit 1 if there are any."""
+    settings = get_settings()
+    directory = content_dir or settings.content_dir
+    if files:
+        library = load_library(directory / "__none__", extra_files=files)
+    else:
+        library = load_library(directory, extra_files=settings.extra_banks)
+    for problem in library.problems:
+        err_console.print(str(problem), markup=False, highlight=False)
+    n_banks = len(library.banks)
+    if library.problems:
+        err_console.print(f"{len(library.problems)} problem(s); {len(library.skipped)} bank(s) skipped")
+        raise typer.Exit(code=1)
+    if n_banks == 0:
+        err_console.print(f"no banks found in {directory}")
+        raise typer.Exit(code=1)
+    console.print(f"ok: {n_banks} bank(s), {len(library)} questions")
+
+
+@content_app.command("stats")
+def content_stats(content_dir: Path = typer.Option(None, help="directory of banks")) -> None:
+    """Counts per bank, kind, topic and difficulty, runnable snippets, and source coverage."""
+    from bot.core.coverage import source_coverage
+
+    settings = get_settings()
+    library = load_library(content_dir or settings.content_dir, extra_files=settings.extra_banks)
+    for problem in library.problems:
+        err_console.print(str(problem), markup=False, highlight=False)
+
+    def table(title: str, counts: Counter[str]) -> None:
+        t = Table(title=title)
+        t.add_column(title.split()[-1])
+        t.add_column("questions", justify="right")
+        for key, n in sorted(counts.items()):
+            t.add_row(str(key), str(n))
+        console.print(t)
+
+    questions = library.questions
+    table("Questions per bank", Counter(q.bank for q in questions))
+    table("Questions per kind", Counter(q.kind.value for q in questions))
+    table("Questions per topic", Counter(q.topic for q in questions))
+    table("Questions per difficulty", Counter(str(q.difficulty) for q in questions))
+    snippets = [s for q in questions for s in q.code]
+    runnable = sum(s.runnable for s in snippets)
+    console.print(f"snippets: {len(snippets)} ({runnable} runnable, {len(snippets) - runnable} not runnable)")
+    console.print(f"total: {len(questions)} questions in {len(library.banks)} banks "
+                  f"({sum(q.kind is Kind.MCQ for q in questions)} mcq)")
+    t = Table(title="Source coverage")
+    for col in ("source", "source questions", "covered", "missing"):
+        t.add_column(col)
+    for row in source_coverage(library):
+        t.add_row(row.source, str(row.total), str(row.covered), ", ".join(map(str, row.missing)) or "-")
+    console.print(t)
+
+
+@content_app.command("import")
+def content_import(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="raw source document"),
+    format: str = typer.Option(..., "--format", help="mcq, numbered, qa or longform"),
+    bank: str = typer.Option(None, help="bank id for the draft (default: from the file name)"),
+    output: Path = typer.Option(None, "-o", "--output", help="write YAML here (default: stdout)"),
+) -> None:
+    """Turn a raw document into a draft YAML bank for a person to curate."""
+    from bot.core.importers import ImportFormatError, import_file
+
+    try:
+        text = import_file(file, format, bank_id=bank)
+    except ImportFormatError as exc:
+        err_console.print(str(exc), markup=False)
+        raise typer.Exit(code=1) from exc
+    if output:
+        output.write_text(text, encoding="utf-8")
+        err_console.print(f"wrote {output}")
+    else:
+        typer.echo(text)
+
+
+@app.command()
+def serve() -> None:
+    """Run the bot: Discord and/or Slack when tokens are configured, else the console playground."""
+    not_available("serve")
+
+
+@app.command()
+def play() -> None:
+    """Interactive console playground on a local SQLite file."""
+    not_available("play")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,72 @@
+"""Settings from environment variables or a `.env` file (see `.env.example`)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.core.content import DEFAULT_CONTENT_DIR
+
+
+class SlackMode(StrEnum):
+    SOCKET = "socket"
+    HTTP = "http"
+
+
+class RunnerBackend(StrEnum):
+    EMBEDDED = "embedded"
+    REDIS = "redis"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    database_url: str = Field(
+        default="sqlite+aiosqlite:///data/torchdrill.db",
+        description="SQLAlchemy async URL; sqlite+aiosqlite:///path or postgresql+asyncpg://...",
+    )
+    content_dir: Path = DEFAULT_CONTENT_DIR
+    extra_banks: list[Path] = Field(default_factory=list, description="additional bank files")
+    log_level: str = "INFO"
+    log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY")
+
+    discord_token: SecretStr | None = None
+    discord_api_base_url: str = "https://discord.com/api/v10"
+    discord_gateway_url: str | None = Field(
+        default=None, description="override the gateway URL (default: ask Discord)"
+    )
+    discord_shard_count: int | None = None
+    discord_shard_ids: list[int] | None = None
+
+    slack_bot_token: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_mode: SlackMode = SlackMode.SOCKET
+    slack_api_base_url: str = "https://slack.com/api/"
+    slack_admin_user_ids: list[str] = Field(default_factory=list)
+
+    http_host: str = "0.0.0.0"
+    http_port: int = 8080
+
+    runner_backend: RunnerBackend = RunnerBackend.EMBEDDED
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    runner_cpu_slots: int = 1
+    runner_max_code_bytes: int = 20_000
+    runner_timeout_s: float = 20.0
+    runner_memory_mb: int = 2048
+    runner_queue_cap: int = 50
+    runner_rate_per_minute: int = 5
+    runner_allow_weak_isolation: bool = False
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

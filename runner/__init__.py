@@ -1,0 +1,1 @@
+"""Sandboxed, queued, GPU-aware execution of /run snippets (deployable without the chat adapters)."""
