@@ -34,11 +34,12 @@ _ANAPHORIC_RE = re.compile(
     re.IGNORECASE,
 )
 _WORD_RE = re.compile(r"[a-z_][a-z0-9_]{2,}")
-_STOP = frozenset((
+_STOP_WORDS = (
     "the and for are but not you your with that this from into when than then them they their "
     "its has have was were will can all any one two each both only also more most such which "
     "what while where how why use used using does did very just like over out"
-).split())
+)
+_STOP = frozenset(_STOP_WORDS.split())
 
 
 class Shape(Enum):
