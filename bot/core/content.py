@@ -40,6 +40,14 @@ class Kind(StrEnum):
     DEEP_DIVE = "deep_dive"
 
 
+class FieldError(ValueError):
+    """A cross-field rule broken by one field, so the loader can point at that field's line."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        self.field_name = field_name
+        super().__init__(message)
+
+
 class Snippet(BaseModel):
     """A code block. Runnable ones are executed on CPU torch in CI; others say why not."""
 
@@ -92,16 +100,16 @@ class Question(BaseModel):
     @model_validator(mode="after")
     def _check_kind(self) -> Question:
         if self.topic not in TOPICS:
-            raise ValueError(f"unknown topic {self.topic!r} (known: {', '.join(TOPICS)})")
+            raise FieldError("topic", f"unknown topic {self.topic!r} (known: {', '.join(TOPICS)})")
         if self.kind is Kind.MCQ:
             if len(self.choices) < 2:
-                raise ValueError("an mcq needs at least two choices")
+                raise FieldError("choices", "an mcq needs at least two choices")
             if self.answer not in self.choices:
-                raise ValueError("the mcq answer is not among its choices")
+                raise FieldError("answer", "the mcq answer is not among its choices")
             if len(set(self.choices)) != len(self.choices):
-                raise ValueError("the mcq has duplicate choices")
+                raise FieldError("choices", "the mcq has duplicate choices")
         elif self.choices:
-            raise ValueError(f"a {self.kind.value} has no choices")
+            raise FieldError("choices", f"a {self.kind.value} has no choices")
         return self
 
     @property
@@ -137,6 +145,9 @@ class Bank:
     description: str = ""
     source: str | None = None
     questions: list[Question] = field(default_factory=list)
+    # question id -> line of the question / of its 'related' key, for library-level problems
+    question_lines: dict[str, int] = field(default_factory=dict)
+    related_lines: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -216,8 +227,15 @@ def _line_of(raw: Any, loc: Iterable[Any], default: int) -> int:
     return line
 
 
-def _format_error(err: dict[str, Any]) -> str:
-    where = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-after"))
+def _error_loc(err: Any) -> tuple[Any, ...]:
+    """The error's location, extended by the field a cross-field rule blamed."""
+    loc = tuple(p for p in err["loc"] if not str(p).startswith("function-after"))
+    cause = err.get("ctx", {}).get("error")
+    return (*loc, cause.field_name) if isinstance(cause, FieldError) else loc
+
+
+def _format_error(err: Any) -> str:
+    where = ".".join(str(p) for p in _error_loc(err))
     msg = err["msg"].removeprefix("Value error, ")
     return f"{where}: {msg}" if where else msg
 
@@ -243,7 +261,7 @@ def load_bank(path: Path) -> tuple[Bank | None, list[Problem]]:
         header = BankHeader.model_validate(_strip_lines(raw))
     except ValidationError as exc:
         for err in exc.errors():
-            problems.append(Problem(path, _line_of(raw, err["loc"], 1), _format_error(err)))
+            problems.append(Problem(path, _line_of(raw, _error_loc(err), 1), _format_error(err)))
         return None, problems
 
     bank = Bank(
@@ -266,8 +284,9 @@ def load_bank(path: Path) -> tuple[Bank | None, list[Problem]]:
             question = Question.model_validate(data)
         except ValidationError as exc:
             for err in exc.errors():
-                loc = err["loc"]
-                problems.append(Problem(path, _line_of(raw_q, loc, line), _format_error(err)))
+                problems.append(
+                    Problem(path, _line_of(raw_q, _error_loc(err), line), _format_error(err))
+                )
             continue
         if question.id in seen:
             problems.append(
@@ -276,6 +295,8 @@ def load_bank(path: Path) -> tuple[Bank | None, list[Problem]]:
             continue
         seen[question.id] = line
         bank.questions.append(question)
+        bank.question_lines[question.id] = line
+        bank.related_lines[question.id] = _line_of(raw_q, ("related",), line)
     return bank, problems
 
 
@@ -295,7 +316,11 @@ def load_library(content_dir: Path | None = None, extra_files: Iterable[Path] = 
             for q in bank.questions:
                 if q.id in global_ids:
                     problems.append(
-                        Problem(path, 1, f"id {q.id!r} is already used in {global_ids[q.id].name}")
+                        Problem(
+                            path,
+                            bank.question_lines.get(q.id, 1),
+                            f"id {q.id!r} is already used in {global_ids[q.id].name}",
+                        )
                     )
         if problems or bank is None:
             library.problems.extend(problems)
@@ -310,7 +335,11 @@ def load_library(content_dir: Path | None = None, extra_files: Iterable[Path] = 
             for rel in q.related:
                 if rel not in library:
                     library.problems.append(
-                        Problem(bank.path, 1, f"{q.id}: related id {rel!r} does not exist")
+                        Problem(
+                            bank.path,
+                            bank.related_lines.get(q.id, 1),
+                            f"{q.id}: related id {rel!r} does not exist",
+                        )
                     )
     return library
 
