@@ -39,7 +39,7 @@ def content_check(
     else:
         library = load_library(directory, extra_files=settings.extra_banks)
     for problem in library.problems:
-        err_console.print(str(problem), markup=False, highlight=False)
+        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
     n_banks = len(library.banks)
     if library.problems:
         err_console.print(f"{len(library.problems)} problem(s); {len(library.skipped)} bank(s) skipped")
@@ -58,7 +58,7 @@ def content_stats(content_dir: Path = typer.Option(None, help="directory of bank
     settings = get_settings()
     library = load_library(content_dir or settings.content_dir, extra_files=settings.extra_banks)
     for problem in library.problems:
-        err_console.print(str(problem), markup=False, highlight=False)
+        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
 
     def table(title: str, counts: Counter[str]) -> None:
         t = Table(title=title)
@@ -99,7 +99,7 @@ def content_import(
     try:
         text = import_file(file, format, bank_id=bank)
     except ImportFormatError as exc:
-        err_console.print(str(exc), markup=False)
+        err_console.print(str(exc), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from exc
     if output:
         output.write_text(text, encoding="utf-8")

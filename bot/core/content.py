@@ -253,6 +253,9 @@ def load_bank(path: Path) -> tuple[Bank | None, list[Problem]]:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 1
         problem = getattr(exc, "problem", None) or str(exc)
+        context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and context_mark and context_mark.line + 1 != line:
+            problem += f" ({context} started at line {context_mark.line + 1})"
         return None, [Problem(path, line, f"invalid YAML: {problem}")]
     if not isinstance(raw, dict):
         return None, [Problem(path, 1, "a bank file must be a mapping with 'bank', 'title' and 'questions'")]
