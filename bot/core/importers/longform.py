@@ -180,9 +180,9 @@ def parse_longform(text: str, path: Path) -> DraftBank:
     title, answers = segment(paragraphs(text))
     if not answers:
         raise ImportFormatError(path, 1, "no answers found")
-    first = answers[0]
-    if not any(shape in (Shape.PROSE, Shape.ASIDE, Shape.LEAD_IN) for shape, _ in first.blocks):
-        raise ImportFormatError(path, first.blocks[0][1].line,
+    first_shape, first_block = answers[0].blocks[0]
+    if first_shape is Shape.CODE:
+        raise ImportFormatError(path, first_block.line,
                                 "the document starts with code; an answer must open with prose")
     questions = [_to_question(a, n) for n, a in enumerate(answers, start=1)]
     notes = [f"{len(questions)} answers found by shape; check that each question starts where "

@@ -17,14 +17,25 @@ _HEADING_RE = re.compile(r"^\s*(\d{1,4})[.)]\s+(\S.*)$")
 
 
 def parse_numbered(text: str, path: Path) -> DraftBank:
+    lines = text.splitlines()
+    matches = [_HEADING_RE.match(line) for line in lines]
+    # Where a number also heads a later line that asks a question, that line is the heading.
+    last_question_line: dict[int, int] = {}
+    for index, match in enumerate(matches):
+        if match and match.group(2).rstrip().endswith("?"):
+            last_question_line[int(match.group(1))] = index
     title_lines: list[str] = []
     items: list[tuple[int, int, str, list[str]]] = []  # (line, number, question, answer lines)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        match = _HEADING_RE.match(line)
-        # A heading must continue the numbering, so an answer line such as "2. Then..." inside
-        # question 7 stays part of the answer.
-        if match and int(match.group(1)) > (items[-1][1] if items else 0):
-            items.append((lineno, int(match.group(1)), match.group(2).strip(), []))
+    for index, (line, match) in enumerate(zip(lines, matches, strict=True)):
+        # A heading must continue the numbering, so "2. Then..." inside question 7's answer
+        # stays part of the answer; and "2. Do this." loses to a later "2. Why...?".
+        number = int(match.group(1)) if match else 0
+        if (
+            match
+            and number > (items[-1][1] if items else 0)
+            and last_question_line.get(number, index) <= index
+        ):
+            items.append((index + 1, number, match.group(2).strip(), []))
         elif items:
             items[-1][3].append(line)
         elif line.strip():

@@ -29,6 +29,11 @@ def _redecode(match: re.Match[str]) -> str:
         return chunk
 
 
+# E2 80 9D (right double quote) is the one common sequence whose last byte cp1252 leaves
+# undefined, so exports often drop it and leave 'â€' behind.
+_ORPHAN_QUOTE_RE = re.compile("â€(?![" + _CONT + "])")
+
+
 def _guess_orphan(match: re.Match[str]) -> str:
     # U+2500..U+257F (box drawing) and U+2010..U+2027 (dashes, quotes) all start with 0xE2.
     # Runs of them are comment rulers ("# ── section"); a single one in prose is an em dash.
@@ -44,7 +49,7 @@ def repair_mojibake(text: str) -> tuple[str, bool]:
     character and reported as a guess so the curator can check it.
     """
     fixed = _MOJIBAKE_RE.sub(_redecode, text)
-    guessed = _ORPHAN_E2_RE.sub(_guess_orphan, fixed)
+    guessed = _ORPHAN_E2_RE.sub(_guess_orphan, _ORPHAN_QUOTE_RE.sub("”", fixed))
     return guessed, guessed != fixed
 
 
