@@ -15,7 +15,7 @@ from runner.jobs import Limits
 
 
 class RunnerSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="RUNNER_", env_file=".env",
+    model_config = SettingsConfigDict(env_prefix="RUNNER_", env_file=".env", populate_by_name=True,
                                       env_file_encoding="utf-8", extra="ignore")
 
     cpu_slots: int = 1

@@ -1,0 +1,101 @@
+"""The slots of one host (one per GPU, plus CPU slots) and the device-choice rule.
+
+The rule, in one place: a GPU job waits for a GPU slot when this host has GPUs and runs on
+CPU (saying so) when it has none; an AUTO job takes a free GPU slot, else a free CPU slot;
+a CPU job takes a CPU slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from runner.gpus import detect_gpus
+from runner.isolation import Isolation, require
+from runner.jobs import Device, JobRequest, JobResult, Limits
+from runner.outcome import build_result
+from runner.sandbox import Gpu, Slot
+from runner.settings import RunnerSettings
+
+log = logging.getLogger(__name__)
+NO_GPU_NOTE = "no GPU available on this runner, ran on CPU"
+GPUS_BUSY_NOTE = "all GPUs were busy, ran on CPU"
+NO_CPU_SLOT_NOTE = "this runner has no CPU slot, ran on a GPU slot"
+
+
+class LocalPool:
+    def __init__(self, settings: RunnerSettings, *, isolation: Isolation | None = None,
+                 gpus: list[Gpu] | None = None) -> None:
+        self.settings = settings
+        self.isolation = require(settings.allow_weak_isolation, isolation)
+        found = detect_gpus(settings.gpus) if gpus is None else gpus
+        self.slots: list[Slot] = []
+        for gpu in found:
+            self.slots.append(self._slot(len(self.slots), gpu))
+        for _ in range(settings.cpu_slots):
+            self.slots.append(self._slot(len(self.slots), None))
+        self._changed = asyncio.Condition()
+        self._claimed: set[int] = set()
+
+    def _slot(self, index: int, gpu: Gpu | None) -> Slot:
+        s = self.settings
+        return Slot(index, self.isolation, gpu=gpu, job_uid_base=s.job_uid_base,
+                    disk_mb=s.disk_mb, warm=s.warm)
+
+    @property
+    def has_gpu(self) -> bool:
+        return any(s.gpu for s in self.slots)
+
+    async def start(self) -> None:
+        if not self.slots:
+            raise RuntimeError("no slots: set RUNNER_CPU_SLOTS >= 1 or give the worker GPUs")
+        await asyncio.gather(*(s.start() for s in self.slots))
+
+    async def close(self) -> None:
+        await asyncio.gather(*(s.close() for s in self.slots), return_exceptions=True)
+
+    def pick(self, device: Device) -> tuple[Slot, str | None] | None:
+        """A free slot for this device and the note to show, or None to keep waiting."""
+        free = [s for s in self.slots if s.index not in self._claimed]
+        gpu_free = [s for s in free if s.gpu]
+        cpu_free = [s for s in free if not s.gpu]
+        has_cpu = any(not s.gpu for s in self.slots)
+        if device is Device.CPU:
+            if has_cpu:
+                return (cpu_free[0], None) if cpu_free else None
+            return (gpu_free[0], NO_CPU_SLOT_NOTE) if gpu_free else None
+        if gpu_free:
+            return gpu_free[0], None
+        if device is Device.GPU and self.has_gpu:
+            return None
+        if cpu_free:
+            return cpu_free[0], GPUS_BUSY_NOTE if self.has_gpu else NO_GPU_NOTE
+        return None
+
+    def claim(self, device: Device) -> tuple[Slot, str | None] | None:
+        picked = self.pick(device)
+        if picked:
+            self._claimed.add(picked[0].index)
+        return picked
+
+    async def acquire(self, device: Device) -> tuple[Slot, str | None]:
+        """Wait for a suitable slot (used by queue workers that already took the job)."""
+        async with self._changed:
+            while (picked := self.claim(device)) is None:
+                await self._changed.wait()
+            return picked
+
+    async def release(self, slot: Slot) -> None:
+        self._claimed.discard(slot.index)
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def execute(self, job_id: str, request: JobRequest, slot: Slot, note: str | None,
+                      limits: Limits) -> JobResult:
+        """Run on a claimed slot, then give the slot back."""
+        try:
+            raw = await slot.run(job_id, request.code, limits)
+            return build_result(job_id, request, raw, limits, device_used=slot.device_label,
+                                device_note=note)
+        finally:
+            await self.release(slot)

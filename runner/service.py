@@ -1,0 +1,86 @@
+"""The runner as the chat adapters see it: submit, cancel, ask the position, get results.
+
+Adapters depend on this module and `runner.jobs` only; which backend runs behind it is a
+setting (`make_runner`).
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from runner.jobs import JobRequest, JobResult, Submitted
+
+log = logging.getLogger(__name__)
+ResultCallback = Callable[[JobResult], Awaitable[None]]
+
+
+def attach_explanation(result: JobResult) -> JobResult:
+    """Explain well-known PyTorch errors; the catalogue is optional on a runner-only host."""
+    if result.stderr and result.explanation is None:
+        try:
+            from runner.explain import explain
+        except ImportError:
+            return result
+        try:
+            result.explanation = explain(result.stderr)
+        except Exception:  # a catalogue bug must not lose the member's result
+            log.exception("explain() failed for job %s", result.job_id)
+    return result
+
+
+class RunnerService(abc.ABC):
+    def __init__(self) -> None:
+        self._callbacks: list[ResultCallback] = []
+
+    def on_result(self, callback: ResultCallback) -> None:
+        """Results, including INTERRUPTED ones found at start, are delivered here."""
+        self._callbacks.append(callback)
+
+    async def _deliver(self, result: JobResult) -> bool:
+        """True when every callback took the result (Redis mode retries otherwise)."""
+        attach_explanation(result)
+        ok = True
+        for callback in self._callbacks:
+            try:
+                await callback(result)
+            except Exception:
+                ok = False
+                log.exception("result callback failed for job %s", result.job_id)
+        return ok
+
+    @abc.abstractmethod
+    async def start(self) -> None: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    async def submit(self, request: JobRequest) -> Submitted:
+        """Queue a job; raises JobRejected with a message for the member."""
+
+    @abc.abstractmethod
+    async def cancel(self, job_id: str) -> bool:
+        """Cancel a queued or running job; False if it is unknown or already finished."""
+
+    @abc.abstractmethod
+    async def position(self, job_id: str) -> int | None:
+        """1 = next to run, 0 = running now, None = unknown or finished."""
+
+
+def make_runner(backend: str, **settings: Any) -> RunnerService:
+    """`backend` is "embedded" or "redis"; `settings` override RunnerSettings fields."""
+    from runner.settings import RunnerSettings
+
+    config = RunnerSettings(**settings)
+    if backend == "embedded":
+        from runner.embedded import EmbeddedRunner
+
+        return EmbeddedRunner(config)
+    if backend == "redis":
+        from runner.redis_queue import RedisRunner
+
+        return RedisRunner(config)
+    raise ValueError(f"unknown runner backend {backend!r}; use 'embedded' or 'redis'")
