@@ -1,0 +1,238 @@
+"""Scale-out backend: jobs queued in Redis with arq, run by `torchdrill runner worker` hosts.
+
+Keys (all under `key_prefix`, except arq's own `arq:job:*` / `arq:in-progress:*`):
+  {p}:queue            arq's queue (sorted set of job ids by enqueue time)
+  {p}:req:{id}         the request (code, requester, reply_to) until its result is delivered
+  {p}:results          results waiting for the bot (list); {p}:delivering while handing over
+  {p}:active:{member}  the member's unfinished job id; {p}:rate:{member} recent submissions
+  {p}:cancel:{id}      a cancel request for a running job, watched by its worker
+
+Results go through a Redis list rather than a callback so that a bot restarted in the
+middle of a job still delivers it: whatever is in the list when it comes back is sent.
+Payloads are JSON (not arq's default pickle): nothing from Redis is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+from arq import ArqRedis, Worker, create_pool
+from arq.connections import RedisSettings
+from arq.constants import in_progress_key_prefix, job_key_prefix
+from arq.worker import func
+
+from runner.fairness import already_active, check_code_size, queue_full, rate_limited
+from runner.jobs import JobRejected, JobRequest, JobResult, JobState, Submitted, interrupted_result
+from runner.pool import LocalPool
+from runner.service import RunnerService
+from runner.settings import RunnerSettings
+
+log = logging.getLogger(__name__)
+ACTIVE_TTL_S = 3600  # a lost job cannot block its member for longer than this
+REQUEST_TTL_S = 86_400
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+
+def _dumps(data: dict[str, Any]) -> bytes:
+    return json.dumps(data).encode()
+
+
+class Keys:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.queue = f"{prefix}:queue"
+        self.results = f"{prefix}:results"
+        self.delivering = f"{prefix}:delivering"
+        self.health = f"{prefix}:health"
+
+    def request(self, job_id: str) -> str:
+        return f"{self.prefix}:req:{job_id}"
+
+    def active(self, requester: str) -> str:
+        return f"{self.prefix}:active:{requester}"
+
+    def rate(self, requester: str) -> str:
+        return f"{self.prefix}:rate:{requester}"
+
+    def cancel(self, job_id: str) -> str:
+        return f"{self.prefix}:cancel:{job_id}"
+
+
+def redis_settings(url: str) -> RedisSettings:
+    return RedisSettings.from_dsn(url)
+
+
+async def publish(redis: ArqRedis, keys: Keys, result: JobResult) -> None:
+    """Hand a finished job to the bot and free its member for the next one."""
+    await redis.lpush(keys.results, json.dumps(result.to_dict()))
+    await redis.eval(_RELEASE, 1, keys.active(result.request.requester), result.job_id)
+
+
+class RedisRunner(RunnerService):
+    def __init__(self, settings: RunnerSettings) -> None:
+        super().__init__()
+        self.settings = settings
+        self.keys = Keys(settings.key_prefix)
+        self._redis: ArqRedis | None = None
+        self._consumer: asyncio.Task[None] | None = None
+
+    @property
+    def redis(self) -> ArqRedis:
+        if self._redis is None:
+            raise JobRejected("the runner is not running right now; try again shortly")
+        return self._redis
+
+    async def start(self) -> None:
+        self._redis = await create_pool(redis_settings(self.settings.redis_url),
+                                        default_queue_name=self.keys.queue,
+                                        job_serializer=_dumps, job_deserializer=json.loads)
+        # a previous process may have died while handing results over: send them again
+        while await self._redis.lmove(self.keys.delivering, self.keys.results, "LEFT", "RIGHT"):
+            pass
+        self._consumer = asyncio.create_task(self._consume(), name="runner-results")
+
+    async def close(self) -> None:
+        if self._consumer:
+            self._consumer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._consumer
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+    async def _consume(self) -> None:
+        redis = self.redis
+        while True:
+            try:
+                raw = await redis.blmove(self.keys.results, self.keys.delivering, 1.0,
+                                         "RIGHT", "LEFT")
+            except (OSError, ConnectionError) as exc:
+                log.warning("redis unavailable while waiting for results: %s", exc)
+                await asyncio.sleep(1)
+                continue
+            if raw is None:
+                continue
+            result = JobResult.from_dict(json.loads(raw))
+            if await self._deliver(result):
+                await redis.lrem(self.keys.delivering, 1, raw)
+                await redis.delete(self.keys.request(result.job_id))
+
+    async def submit(self, request: JobRequest) -> Submitted:
+        check_code_size(request.code, self.settings.max_code_bytes)
+        redis, keys = self.redis, self.keys
+        job_id = uuid.uuid4().hex[:12]
+        active = keys.active(request.requester)
+        if not await redis.set(active, job_id, nx=True, ex=ACTIVE_TTL_S):
+            current = await redis.get(active)
+            raise already_active(current.decode() if current else "unknown")
+        try:
+            if await redis.zcard(keys.queue) >= self.settings.queue_cap:
+                raise queue_full(self.settings.queue_cap)
+            await self._count_rate(request.requester)
+        except JobRejected:
+            await redis.delete(active)
+            raise
+        await redis.set(keys.request(job_id), json.dumps(request.to_dict()), ex=REQUEST_TTL_S)
+        await redis.enqueue_job("run_snippet", job_id, request.to_dict(), _job_id=job_id,
+                                _queue_name=keys.queue)
+        return Submitted(job_id, await self.position(job_id) or 1)
+
+    async def _count_rate(self, requester: str) -> None:
+        redis, key, now = self.redis, self.keys.rate(requester), time.time()
+        await redis.zremrangebyscore(key, 0, now - 60)
+        if await redis.zcard(key) >= self.settings.rate_per_minute:
+            oldest = await redis.zrange(key, 0, 0, withscores=True)
+            raise rate_limited(self.settings.rate_per_minute, oldest[0][1] + 60 - now)
+        await redis.zadd(key, {uuid.uuid4().hex: now})
+        await redis.expire(key, 61)
+
+    async def position(self, job_id: str) -> int | None:
+        redis = self.redis
+        ids = [i.decode() for i in await redis.zrange(self.keys.queue, 0, -1)]
+        if job_id not in ids:
+            return None
+        async with redis.pipeline(transaction=False) as pipe:
+            for i in ids:
+                pipe.exists(in_progress_key_prefix + i)
+            running = await pipe.execute()
+        waiting = [i for i, r in zip(ids, running, strict=True) if not r]
+        return waiting.index(job_id) + 1 if job_id in waiting else 0
+
+    async def cancel(self, job_id: str) -> bool:
+        redis, keys = self.redis, self.keys
+        raw = await redis.get(keys.request(job_id))
+        if raw is None:
+            return False
+        await redis.set(keys.cancel(job_id), "1", ex=ACTIVE_TTL_S)
+        if await redis.exists(in_progress_key_prefix + job_id):
+            return True  # its worker sees the flag and stops the sandbox
+        if await redis.zrem(keys.queue, job_id):
+            await redis.delete(job_key_prefix + job_id)
+            request = JobRequest.from_dict(json.loads(raw))
+            await publish(redis, keys, JobResult(job_id=job_id, request=request,
+                                                 state=JobState.CANCELLED,
+                                                 error_message="cancelled before it started"))
+            return True
+        return await redis.exists(in_progress_key_prefix + job_id) > 0
+
+
+async def _watch_cancel(redis: ArqRedis, key: str, pool_slot: Any) -> None:
+    while not await redis.exists(key):
+        await asyncio.sleep(0.2)
+    await pool_slot.cancel()
+
+
+async def run_snippet(ctx: dict[str, Any], job_id: str, request_data: dict[str, Any]) -> str:
+    """The arq task on a worker host: run one job on a local slot and publish the result."""
+    redis: ArqRedis = ctx["redis"]
+    keys: Keys = ctx["keys"]
+    pool: LocalPool = ctx["pool"]
+    request = JobRequest.from_dict(request_data)
+    if ctx.get("job_try", 1) > 1:  # a worker died mid-job; untrusted code is not re-run
+        result = interrupted_result(job_id, request, was_running=True)
+    elif await redis.exists(keys.cancel(job_id)):
+        result = JobResult(job_id=job_id, request=request, state=JobState.CANCELLED,
+                           error_message="cancelled before it started")
+    else:
+        slot, note = await pool.acquire(request.device)
+        watcher = asyncio.create_task(_watch_cancel(redis, keys.cancel(job_id), slot))
+        try:
+            result = await pool.execute(job_id, request, slot, note, ctx["limits"])
+        finally:
+            watcher.cancel()
+    await publish(redis, keys, result)
+    await redis.delete(keys.cancel(job_id))
+    return result.state.value
+
+
+def build_worker(settings: RunnerSettings, *, pool: LocalPool | None = None,
+                 handle_signals: bool = True) -> Worker:
+    """An arq worker serving this host's slots (one per GPU plus the CPU slots)."""
+    pool = pool or LocalPool(settings)
+    keys = Keys(settings.key_prefix)
+    limits = settings.limits()
+
+    async def startup(ctx: dict[str, Any]) -> None:
+        await pool.start()
+        ctx.update(pool=pool, keys=keys, limits=limits)
+        log.info("runner worker ready: %s", ", ".join(s.device_label for s in pool.slots))
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        await pool.close()
+
+    return Worker(
+        functions=[func(run_snippet, name="run_snippet", max_tries=2,
+                        timeout=limits.timeout_s + 300)],
+        queue_name=keys.queue, redis_settings=redis_settings(settings.redis_url),
+        max_jobs=max(1, len(pool.slots)), on_startup=startup, on_shutdown=shutdown,
+        handle_signals=handle_signals, keep_result=60, poll_delay=0.1,
+        health_check_key=keys.health, job_serializer=_dumps, job_deserializer=json.loads)

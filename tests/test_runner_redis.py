@@ -1,0 +1,172 @@
+"""Redis backend (arq) against the real Redis server, with a real sandboxed worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from runner.isolation import Level, detect
+from runner.jobs import JobRejected, JobRequest, JobResult, JobState
+from runner.pool import NO_GPU_NOTE
+from runner.redis_queue import RedisRunner, build_worker
+from runner.settings import RunnerSettings
+
+pytestmark = pytest.mark.redis
+REDIS_URL = os.environ.get("TORCHDRILL_TEST_REDIS", "redis://127.0.0.1:6379/0")
+REQUIRE = os.environ.get("TORCHDRILL_REQUIRE_SERVICES") == "1"
+SLEEPY = "import time\nprint('started', flush=True)\ntime.sleep(30)"
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.results: dict[str, JobResult] = {}
+        self._event = asyncio.Event()
+
+    async def __call__(self, result: JobResult) -> None:
+        self.results[result.job_id] = result
+        self._event.set()
+
+    async def wait(self, job_id: str, timeout: float = 60) -> JobResult:
+        async with asyncio.timeout(timeout):
+            while job_id not in self.results:
+                self._event.clear()
+                await self._event.wait()
+        return self.results[job_id]
+
+
+@pytest.fixture
+async def conf(tmp_path: Path) -> AsyncIterator[RunnerSettings]:
+    client = aioredis.from_url(REDIS_URL)
+    try:
+        await client.ping()
+    except OSError as exc:
+        await client.aclose()
+        if REQUIRE:
+            raise
+        pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+    prefix = f"torchdrill-test:{uuid.uuid4().hex[:8]}"
+    yield RunnerSettings(
+        redis_url=REDIS_URL, key_prefix=prefix, cpu_slots=1, gpus=[], timeout_s=10,
+        cpu_time_s=10, memory_mb=512, max_procs=64, queue_cap=3, rate_per_minute=30,
+        journal_path=tmp_path / "unused",
+        allow_weak_isolation=not REQUIRE and detect().level is Level.WEAK)
+    ids = [k.decode().rsplit(":", 1)[-1] async for k in client.scan_iter(f"{prefix}:req:*")]
+    doomed = [k async for k in client.scan_iter(f"{prefix}*")]
+    for job_id in ids:
+        doomed += [f"arq:job:{job_id}", f"arq:in-progress:{job_id}", f"arq:result:{job_id}",
+                   f"arq:retry:{job_id}"]
+    if doomed:
+        await client.delete(*doomed)
+    await client.aclose()
+
+
+@contextlib.asynccontextmanager
+async def worker(conf: RunnerSettings) -> AsyncIterator[None]:
+    w = build_worker(conf, handle_signals=False)
+    task = asyncio.create_task(w.main())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await w.close()
+
+
+@contextlib.asynccontextmanager
+async def bot(conf: RunnerSettings) -> AsyncIterator[tuple[RedisRunner, Collector]]:
+    runner = RedisRunner(conf)
+    results = Collector()
+    runner.on_result(results)
+    await runner.start()
+    try:
+        yield runner, results
+    finally:
+        await runner.close()
+
+
+def req(code: str, who: str) -> JobRequest:
+    return JobRequest(code=code, requester=who, reply_to={"platform": "slack", "channel": "C1",
+                                                          "thread_ts": who})
+
+
+async def test_job_runs_on_a_worker_and_result_comes_back(conf: RunnerSettings) -> None:
+    async with worker(conf), bot(conf) as (runner, results):
+        sub = await runner.submit(req("import torch\nprint(torch.ones(3).sum().item())", "u:a"))
+        assert sub.position >= 0
+        result = await results.wait(sub.job_id)
+    assert result.state is JobState.DONE
+    assert result.stdout == "3.0\n"
+    assert (result.device_used, result.device_note) == ("cpu", NO_GPU_NOTE)
+    assert result.request.reply_to["thread_ts"] == "u:a"
+
+
+async def test_results_survive_a_bot_restart(conf: RunnerSettings) -> None:
+    # the bot submits, then goes away before any worker exists
+    async with bot(conf) as (runner, _):
+        sub = await runner.submit(req("print('after restart')", "u:a"))
+    async with worker(conf):
+        await asyncio.sleep(0)
+        # a new bot process re-attaches and delivers the earlier job's result
+        async with bot(conf) as (_, results):
+            result = await results.wait(sub.job_id)
+    assert result.state is JobState.DONE and result.stdout == "after restart\n"
+    assert result.request.reply_to == {"platform": "slack", "channel": "C1", "thread_ts": "u:a"}
+
+
+async def test_positions_cancel_and_fairness_without_workers(conf: RunnerSettings) -> None:
+    async with bot(conf) as (runner, results):
+        a = await runner.submit(req("print(1)", "u:a"))
+        b = await runner.submit(req("print(2)", "u:b"))
+        c = await runner.submit(req("print(3)", "u:c"))
+        assert (a.position, b.position, c.position) == (1, 2, 3)
+        with pytest.raises(JobRejected, match="already have a running job"):
+            await runner.submit(req("print(1)", "u:a"))
+        with pytest.raises(JobRejected, match=r"queue is full \(3 jobs waiting\)"):
+            await runner.submit(req("print(4)", "u:d"))
+        with pytest.raises(JobRejected, match="code too large"):
+            await runner.submit(req("#" * 20_001, "u:d"))
+        assert await runner.cancel(b.job_id)
+        cancelled = await results.wait(b.job_id)
+        assert cancelled.state is JobState.CANCELLED
+        assert await runner.position(c.job_id) == 2
+        assert await runner.position(b.job_id) is None
+        assert not await runner.cancel("no-such-job")
+        # b's member is free again once the cancellation is published
+        again = await runner.submit(req("print(5)", "u:b"))
+        assert again.position == 3
+
+
+async def test_rate_limit_is_shared_through_redis(conf: RunnerSettings) -> None:
+    conf.rate_per_minute = 1
+    async with bot(conf) as (runner, results):
+        first = await runner.submit(req("print(1)", "u:a"))
+        assert await runner.cancel(first.job_id)
+        await results.wait(first.job_id)
+        async with bot(conf) as (other_replica, _):
+            with pytest.raises(JobRejected) as info:
+                await other_replica.submit(req("print(2)", "u:a"))
+    assert "rate limit: at most 1 runs per minute; try again in" in info.value.message
+
+
+async def test_cancel_running_job_stops_the_sandbox(conf: RunnerSettings) -> None:
+    async with worker(conf), bot(conf) as (runner, results):
+        sub = await runner.submit(req(SLEEPY, "u:a"))
+        async with asyncio.timeout(30):
+            while await runner.position(sub.job_id) != 0:
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        assert await runner.cancel(sub.job_id)
+        result = await results.wait(sub.job_id, timeout=15)
+        assert result.state is JobState.CANCELLED
+        assert result.duration_s < 10
+        # the worker keeps serving
+        nxt = await runner.submit(req("print('next')", "u:b"))
+        assert (await results.wait(nxt.job_id)).stdout == "next\n"
