@@ -1,0 +1,220 @@
+"""Recording answers: the first answer per member per post counts, exactly once.
+
+The unique (post, member) constraint plus insert-on-conflict-do-nothing makes double clicks,
+retries and races between replicas record one answer; the loser is told what they chose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fsrs import Rating
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.core import render, srs
+from bot.core.clock import Clock, as_utc
+from bot.core.content import Kind, Library, Question
+from bot.core.identity import MemberRef, Who, member_ref
+from bot.core.messages import Message
+from bot.core.posts import (
+    CHANNEL_KINDS,
+    QuestionGoneError,
+    closes_text,
+    is_closed,
+    order_of,
+    public_view,
+    question_of,
+    window,
+)
+from bot.core.scoring import points_for
+from bot.storage.models import Answer, Channel, Post, Streak
+from bot.storage.upsert import dialect_insert
+
+
+@dataclass
+class Outcome:
+    """What an adapter does after an interaction: reply privately, maybe refresh the public post."""
+
+    reply: Message
+    post_id: int | None = None
+    public: Message | None = None  # new public view (answer count) for channel posts
+    platform_ref: str | None = None
+    recorded: bool = False
+
+
+@dataclass
+class _Loaded:
+    post: Post
+    question: Question
+    member: MemberRef
+
+
+async def _load(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
+) -> _Loaded | Outcome:
+    post = await session.get(Post, post_id)
+    if post is None:
+        return Outcome(render.notice("This question no longer exists."))
+    try:
+        question = question_of(library, post)
+    except QuestionGoneError:
+        return Outcome(render.notice("This question was removed from the question banks."), post_id)
+    member = await member_ref(session, who, clock)
+    if post.member_id is not None and post.member_id != member.id:
+        return Outcome(
+            render.notice("This question belongs to someone else's quiz. Start your own with /quiz."),
+            post_id,
+        )
+    return _Loaded(post, question, member)
+
+
+async def _existing(session: AsyncSession, post_id: int, member_id: int) -> Answer | None:
+    return await session.scalar(
+        select(Answer).where(Answer.post_id == post_id, Answer.member_id == member_id)
+    )
+
+
+async def _insert(session: AsyncSession, values: dict[str, object]) -> bool:
+    inserted = await session.scalar(
+        dialect_insert(session, Answer).values(**values).on_conflict_do_nothing().returning(Answer.id)
+    )
+    return inserted is not None
+
+
+async def record_pick(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int, position: int
+) -> Outcome:
+    loaded = await _load(session, library, clock, who, post_id)
+    if isinstance(loaded, Outcome):
+        return loaded
+    post, question, member = loaded.post, loaded.question, loaded.member
+    order = order_of(post)
+    if question.kind is not Kind.MCQ or not 0 <= position < len(order):
+        return Outcome(render.notice("That button does not match this question."), post_id)
+
+    now = clock.now()
+    if is_closed(post, now):
+        existing = await _existing(session, post.id, member.id)
+        if existing is not None:
+            return Outcome(
+                render.already_answered(question, order, existing.choice, question.kind), post_id
+            )
+        return Outcome(render.closed_message(question, order, None), post_id)
+
+    original = order[position]
+    correct = original == question.answer_index
+    channel = await session.get(Channel, post.channel_id) if post.channel_id else None
+    response_ms = int((now - as_utc(post.opened_at)).total_seconds() * 1000)
+    bonus = post.kind == "round" or bool(channel and channel.speed_bonus)
+    points = points_for(
+        kind=post.kind,
+        correct=correct,
+        difficulty=question.difficulty,
+        response_ms=response_ms,
+        window_ms=int(window(post).total_seconds() * 1000),
+        bonus=bonus,
+    )
+    values = dict(
+        post_id=post.id,
+        member_id=member.id,
+        workspace_id=member.workspace_id,
+        channel_id=post.channel_id,
+        question_id=question.id,
+        topic=question.topic,
+        choice=original,
+        correct=correct,
+        points=points,
+        response_ms=max(0, response_ms),
+        answered_at=now,
+    )
+    if not await _insert(session, values):
+        existing = await _existing(session, post.id, member.id)
+        choice = existing.choice if existing else original
+        return Outcome(render.already_answered(question, order, choice, question.kind), post_id)
+    await srs.review(session, member.id, question.id, srs.rating_for(correct), now)
+
+    channel_post = post.kind in CHANNEL_KINDS
+    if not channel_post:
+        post.closed_at = now  # a personal question is done once answered
+    streak = None
+    if post.kind == "daily" and correct and channel is not None:
+        row = await session.get(Streak, (member.id, channel.id))
+        streak = (row.current if row else 0) + 1
+    from bot.core.quizzes import after_answer  # local: quizzes imports this module
+
+    reply = render.answer_feedback(
+        question,
+        order,
+        original,
+        correct=correct,
+        points=points,
+        reveal_now=not channel_post,
+        hide_result=post.kind == "round",
+        closes=closes_text(post, channel.timezone if channel else None),
+        streak=streak,
+    )
+    if post.quiz_id is not None:
+        await after_answer(session, post, reply)
+    public = await public_view(session, library, post) if channel_post else None
+    return Outcome(reply, post.id, public, post.platform_ref, recorded=True)
+
+
+async def show_answer(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
+) -> Outcome:
+    loaded = await _load(session, library, clock, who, post_id)
+    if isinstance(loaded, Outcome):
+        return loaded
+    if loaded.question.kind is Kind.MCQ:
+        return Outcome(render.notice("Pick one of the choices to answer this question."), post_id)
+    return Outcome(render.flashcard_answer(post_id, loaded.question), post_id)
+
+
+async def record_grade(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int, grade: int
+) -> Outcome:
+    """A self-graded flashcard: the member's rating drives FSRS directly."""
+    loaded = await _load(session, library, clock, who, post_id)
+    if isinstance(loaded, Outcome):
+        return loaded
+    post, question, member = loaded.post, loaded.question, loaded.member
+    if question.kind is Kind.MCQ or grade not in (1, 2, 3, 4):
+        return Outcome(render.notice("That button does not match this question."), post_id)
+    existing = await _existing(session, post.id, member.id)
+    if existing is not None:
+        return Outcome(render.already_answered(question, [], existing.choice, question.kind), post_id)
+    now = clock.now()
+    values = dict(
+        post_id=post.id,
+        member_id=member.id,
+        workspace_id=member.workspace_id,
+        channel_id=post.channel_id,
+        question_id=question.id,
+        topic=question.topic,
+        choice=grade,
+        correct=grade >= Rating.Good,
+        points=0,
+        response_ms=max(0, int((now - as_utc(post.opened_at)).total_seconds() * 1000)),
+        answered_at=now,
+    )
+    if not await _insert(session, values):
+        return Outcome(render.already_answered(question, [], grade, question.kind), post_id)
+    due = await srs.review(session, member.id, question.id, Rating(grade), now)
+    post.closed_at = now
+    label = dict((g, lbl) for g, lbl, _ in render.GRADES)[grade]
+    reply = render.notice(f"Saved: **{label}**. You will see this card again {_in_words(due - now)}.")
+    if post.quiz_id is not None:
+        from bot.core.quizzes import after_answer
+
+        await after_answer(session, post, reply)
+    return Outcome(reply, post.id, recorded=True)
+
+
+def _in_words(delta: object) -> str:
+    seconds = int(delta.total_seconds())  # type: ignore[attr-defined]
+    if seconds < 3600:
+        return f"in {max(1, seconds // 60)} min"
+    if seconds < 86400 * 2:
+        return f"in {seconds // 3600} h"
+    return f"in {seconds // 86400} days"

@@ -1,0 +1,222 @@
+"""Posts: a question delivered somewhere, its public view, and its reveal (results + streaks)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.core.clock import Clock, as_utc
+from bot.core.content import Kind, Library, Question
+from bot.core.messages import Message
+from bot.core.render import RevealFacts, question_message, reveal_message
+from bot.core.scoring import StreakState, settle_streak
+from bot.core.selection import shuffled_order
+from bot.storage.models import Answer, Channel, Member, Post, Streak
+
+CHANNEL_KINDS = frozenset({"daily", "round", "now"})
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every core operation needs: storage, the loaded banks and the time."""
+
+    db: object  # bot.storage.db.Database (untyped here to keep import cycles away)
+    library: Library
+    clock: Clock
+
+
+class QuestionGoneError(LookupError):
+    """A post refers to a question that was removed from the banks."""
+
+
+def order_of(post: Post) -> list[int]:
+    return [int(x) for x in post.choice_order.split(",")] if post.choice_order else []
+
+
+def is_closed(post: Post, now: datetime) -> bool:
+    if post.closed_at is not None:
+        return True
+    return post.closes_at is not None and as_utc(post.closes_at) <= now
+
+
+def question_of(library: Library, post: Post) -> Question:
+    question = library.get(post.question_id)
+    if question is None:
+        raise QuestionGoneError(
+            f"question {post.question_id!r} is no longer in the question banks"
+        )
+    return question
+
+
+async def create_post(
+    session: AsyncSession,
+    question: Question,
+    *,
+    kind: str,
+    now: datetime,
+    channel_id: int | None = None,
+    member_id: int | None = None,
+    closes_at: datetime | None = None,
+    round_id: int | None = None,
+    quiz_id: int | None = None,
+    local_date: object = None,
+    rng: random.Random | None = None,
+) -> Post:
+    order = shuffled_order(question, rng) if question.kind is Kind.MCQ else []
+    post = Post(
+        kind=kind,
+        question_id=question.id,
+        choice_order=",".join(map(str, order)),
+        channel_id=channel_id,
+        member_id=member_id,
+        round_id=round_id,
+        quiz_id=quiz_id,
+        local_date=local_date,
+        opened_at=now,
+        closes_at=closes_at,
+        settled=False,
+    )
+    session.add(post)
+    await session.flush()
+    return post
+
+
+async def answer_count(session: AsyncSession, post_id: int) -> int:
+    return await session.scalar(select(func.count()).where(Answer.post_id == post_id)) or 0
+
+
+def closes_text(post: Post, channel_tz: str | None = None) -> str | None:
+    if post.closes_at is None:
+        return None
+    when = as_utc(post.closes_at)
+    if channel_tz:
+        from zoneinfo import ZoneInfo
+
+        local = when.astimezone(ZoneInfo(channel_tz))
+        return f"at {local:%H:%M} {local.tzname()}"
+    return f"at {when:%H:%M} UTC"
+
+
+async def public_view(session: AsyncSession, library: Library, post: Post) -> Message:
+    """The message everyone sees before the reveal: the question and how many answered."""
+    question = question_of(library, post)
+    channel = await session.get(Channel, post.channel_id) if post.channel_id else None
+    return question_message(
+        post.id,
+        question,
+        order_of(post),
+        kind=post.kind,
+        answered=await answer_count(session, post.id),
+        closes=closes_text(post, channel.timezone if channel else None),
+    )
+
+
+async def reveal_facts(session: AsyncSession, post: Post, question: Question) -> RevealFacts:
+    order = order_of(post)
+    by_choice = dict(
+        (
+            await session.execute(
+                select(Answer.choice, func.count()).where(Answer.post_id == post.id).group_by(Answer.choice)
+            )
+        ).all()
+    )
+    counts = [by_choice.get(orig, 0) for orig in order]
+    fastest_row = (
+        await session.execute(
+            select(Member.display_name, Answer.response_ms)
+            .join(Member, Member.id == Answer.member_id)
+            .where(Answer.post_id == post.id, Answer.correct.is_(True))
+            .order_by(Answer.response_ms, Answer.id)
+            .limit(1)
+        )
+    ).first()
+    total = sum(by_choice.values())
+    correct = by_choice.get(question.answer_index, 0) if question.kind is Kind.MCQ else 0
+    return RevealFacts(counts, total, correct, tuple(fastest_row) if fastest_row else None)
+
+
+async def settle_streaks(session: AsyncSession, post: Post) -> None:
+    """Update every affected member's daily streak in the channel, once per post."""
+    if post.settled or post.kind != "daily" or post.channel_id is None:
+        return
+    previous_id = await session.scalar(
+        select(func.max(Post.id)).where(
+            Post.channel_id == post.channel_id, Post.kind == "daily", Post.id < post.id
+        )
+    )
+    answers = dict(
+        (await session.execute(select(Answer.member_id, Answer.correct).where(Answer.post_id == post.id))).all()
+    )
+    rows = {
+        row.member_id: row
+        for row in await session.scalars(
+            select(Streak).where(Streak.channel_id == post.channel_id)
+        )
+    }
+    for member_id in set(answers) | {m for m, r in rows.items() if r.current > 0}:
+        row = rows.get(member_id)
+        state = StreakState(row.current, row.best, row.last_post_id) if row else StreakState()
+        new = settle_streak(
+            state, post_id=post.id, previous_post_id=previous_id, correct=bool(answers.get(member_id))
+        )
+        if row is None:
+            session.add(
+                Streak(
+                    member_id=member_id,
+                    channel_id=post.channel_id,
+                    current=new.current,
+                    best=new.best,
+                    last_post_id=new.last_post_id,
+                )
+            )
+        else:
+            row.current, row.best, row.last_post_id = new.current, new.best, new.last_post_id
+    post.settled = True
+
+
+@dataclass
+class Revealed:
+    post_id: int
+    message: Message
+    platform_ref: str | None
+    channel_pk: int | None
+    first_time: bool
+
+
+async def reveal(session: AsyncSession, library: Library, clock: Clock, post_id: int) -> Revealed:
+    """Close a post and publish its results; safe to call again (same results, no re-settling)."""
+    post = await session.get(Post, post_id, with_for_update=True)
+    if post is None:
+        raise LookupError(f"post {post_id} does not exist")
+    first_time = post.closed_at is None or not post.settled
+    if post.closed_at is None:
+        post.closed_at = clock.now()
+    question = question_of(library, post)
+    await settle_streaks(session, post)
+    post.settled = True
+    facts = await reveal_facts(session, post, question)
+    message = reveal_message(post.id, question, order_of(post), facts, kind=post.kind)
+    return Revealed(post.id, message, post.platform_ref, post.channel_id, first_time)
+
+
+async def due_reveals(session: AsyncSession, now: datetime) -> list[int]:
+    """Channel posts whose reveal time has passed but that are not revealed yet."""
+    rows = await session.scalars(
+        select(Post.id).where(
+            Post.kind.in_(CHANNEL_KINDS),
+            Post.settled.is_(False),
+            Post.closes_at.is_not(None),
+            Post.closes_at <= now,
+        )
+    )
+    return list(rows)
+
+
+def window(post: Post, default: timedelta = timedelta(hours=12)) -> timedelta:
+    if post.closes_at is None:
+        return default
+    return as_utc(post.closes_at) - as_utc(post.opened_at)

@@ -1,0 +1,191 @@
+"""Everything a member reads, rendered into the neutral message model.
+
+No decisions are made here: the functions receive facts computed elsewhere in the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.core.actions import Action, Verb
+from bot.core.content import Kind, Question
+from bot.core.messages import Button, ButtonStyle, Message
+from bot.core.topics import TOPICS
+
+LETTERS = "ABCDEFGH"
+GRADES = ((1, "Again", ButtonStyle.DANGER), (2, "Hard", ButtonStyle.SECONDARY),
+          (3, "Good", ButtonStyle.PRIMARY), (4, "Easy", ButtonStyle.SUCCESS))
+KIND_TITLES = {"daily": "Daily question", "round": "Round", "quiz": "Quiz", "review": "Review",
+               "now": "Question"}
+
+
+def stars(difficulty: int) -> str:
+    return "★" * difficulty + "☆" * (3 - difficulty)
+
+
+def question_header(question: Question, kind: str, progress: str | None = None) -> str:
+    title = KIND_TITLES.get(kind, "Question")
+    if progress:
+        title = f"{title} {progress}"
+    return f"{title} · {TOPICS[question.topic]} · {stars(question.difficulty)}"
+
+
+def choice_lines(question: Question, order: Sequence[int]) -> str:
+    return "\n".join(f"**{LETTERS[pos]}.** {question.choices[orig]}" for pos, orig in enumerate(order))
+
+
+def question_message(
+    post_id: int,
+    question: Question,
+    order: Sequence[int],
+    *,
+    kind: str,
+    answered: int = 0,
+    closes: str | None = None,
+    progress: str | None = None,
+    ephemeral: bool = False,
+) -> Message:
+    msg = Message(title=question_header(question, kind, progress), ephemeral=ephemeral)
+    msg.text(question.prompt)
+    if question.kind is Kind.MCQ:
+        msg.text(choice_lines(question, order))
+        msg.buttons = [
+            Button(Action(Verb.PICK, post_id, pos).encode(), LETTERS[pos], ButtonStyle.PRIMARY)
+            for pos in range(len(order))
+        ]
+    else:
+        msg.buttons = [Button(Action(Verb.SHOW, post_id).encode(), "Show answer", ButtonStyle.PRIMARY)]
+    footer = []
+    if kind in ("daily", "round", "now"):
+        footer.append(f"{answered} answered")
+    if closes:
+        footer.append(f"answer revealed {closes}")
+    msg.footer = " · ".join(footer) or None
+    return msg
+
+
+def explanation_blocks(msg: Message, question: Question, *, with_code: bool = True) -> Message:
+    msg.text(f"**Why:** {question.explanation}")
+    if with_code:
+        for snippet in question.code[:2]:
+            msg.code(snippet.code)
+    return msg
+
+
+def nav_buttons(post_id: int, has_next: bool) -> list[Button]:
+    if not has_next:
+        return []
+    return [
+        Button(Action(Verb.NEXT, post_id).encode(), "Next question", ButtonStyle.PRIMARY),
+        Button(Action(Verb.STOP, post_id).encode(), "Stop", ButtonStyle.SECONDARY),
+    ]
+
+
+def picked_text(question: Question, order: Sequence[int], original_choice: int) -> str:
+    pos = list(order).index(original_choice) if original_choice in order else original_choice
+    return f"**{LETTERS[pos]}.** {question.choices[original_choice]}"
+
+
+def answer_feedback(
+    question: Question,
+    order: Sequence[int],
+    original_choice: int,
+    *,
+    correct: bool,
+    points: int,
+    reveal_now: bool,
+    hide_result: bool,
+    closes: str | None,
+    streak: int | None = None,
+) -> Message:
+    msg = Message(ephemeral=True)
+    mine = picked_text(question, order, original_choice)
+    if hide_result:
+        msg.text(f"Locked in: {mine}")
+        msg.text("Results are shown when the question closes.")
+        return msg
+    if correct:
+        msg.title = "✅ Correct!"
+        msg.text(f"You picked {mine}" + (f" · +{points} points" if points else ""))
+    else:
+        msg.title = "❌ Not quite"
+        msg.text(f"You picked {mine}")
+        if reveal_now:
+            msg.text(f"The answer is {picked_text(question, order, question.answer_index)}")
+    if streak:
+        msg.text(f"🔥 Streak: {streak}")
+    if reveal_now:
+        explanation_blocks(msg, question)
+    elif closes:
+        msg.footer = f"The explanation comes with the reveal {closes}."
+    return msg
+
+
+def already_answered(question: Question, order: Sequence[int], choice: int, kind: Kind) -> Message:
+    if kind is Kind.MCQ:
+        return Message(ephemeral=True).text(
+            f"You already answered this one: {picked_text(question, order, choice)}. Only your first answer counts."
+        )
+    grade = dict((g, label) for g, label, _ in GRADES).get(choice, str(choice))
+    return Message(ephemeral=True).text(f"You already graded this card: **{grade}**.")
+
+
+def flashcard_answer(post_id: int, question: Question) -> Message:
+    msg = Message(title=question.prompt, ephemeral=True)
+    msg.text(question.answer)
+    for snippet in question.code[:3]:
+        msg.code(snippet.code)
+    msg.text(f"**Key point:** {question.explanation}")
+    msg.text("How well did you know it?")
+    msg.buttons = [Button(Action(Verb.GRADE, post_id, g).encode(), label, style) for g, label, style in GRADES]
+    return msg
+
+
+@dataclass
+class RevealFacts:
+    counts: list[int]  # by displayed position
+    total: int
+    correct: int
+    fastest: tuple[str, int] | None  # (display name, ms)
+
+
+def reveal_message(post_id: int, question: Question, order: Sequence[int], facts: RevealFacts,
+                   *, kind: str) -> Message:
+    msg = Message(title=question_header(question, kind) + " · answer")
+    msg.text(question.prompt)
+    lines = []
+    for pos, orig in enumerate(order):
+        mark = "✅" if orig == question.answer_index else "▫️"
+        share = f"{facts.counts[pos]} ({_pct(facts.counts[pos], facts.total)})"
+        lines.append(f"{mark} **{LETTERS[pos]}.** {question.choices[orig]} — {share}")
+    msg.text("\n".join(lines))
+    summary = f"{facts.total} answered · {_pct(facts.correct, facts.total)} correct"
+    if facts.fastest:
+        summary += f" · fastest correct: {facts.fastest[0]} ({facts.fastest[1] / 1000:.1f} s)"
+    msg.text(summary)
+    return msg
+
+
+def explanation_message(question: Question) -> Message:
+    """Posted in the question's thread at the reveal."""
+    msg = Message(title="Explanation")
+    explanation_blocks(msg, question)
+    if question.related:
+        msg.footer = "Go deeper: " + ", ".join(question.related[:3])
+    return msg
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{round(100 * part / whole)}%" if whole else "0%"
+
+
+def closed_message(question: Question, order: Sequence[int], mine: int | None) -> Message:
+    msg = Message(ephemeral=True).text("This question is closed; answers are no longer accepted.")
+    if mine is not None and question.kind is Kind.MCQ:
+        msg.text(f"Your answer was {picked_text(question, order, mine)}.")
+    return msg
+
+
+def notice(text: str) -> Message:
+    return Message(ephemeral=True).text(text)

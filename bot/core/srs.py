@@ -1,0 +1,58 @@
+"""Spaced repetition: one FSRS card per member and question.
+
+Correct MCQ answers rate Good and wrong ones Again; flashcards use the member's own grade.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from fsrs import Card, Rating, Scheduler
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.core.clock import as_utc
+from bot.storage.models import SrsCard
+
+# No fuzzing: due dates must be reproducible in tests and across replicas.
+SCHEDULER = Scheduler(enable_fuzzing=False)
+
+
+def rating_for(correct: bool) -> Rating:
+    return Rating.Good if correct else Rating.Again
+
+
+async def review(
+    session: AsyncSession, member_id: int, question_id: str, rating: Rating, when: datetime
+) -> datetime:
+    """Apply one review to the member's card (creating it) and return the next due time."""
+    row = await session.get(SrsCard, (member_id, question_id))
+    card = Card.from_json(row.state) if row else Card()
+    card, _log = SCHEDULER.review_card(card, rating, as_utc(when))
+    due = as_utc(card.due)
+    if row is None:
+        session.add(
+            SrsCard(member_id=member_id, question_id=question_id, state=card.to_json(), due=due, reps=1)
+        )
+    else:
+        row.state = card.to_json()
+        row.due = due
+        row.reps += 1
+    return due
+
+
+async def due_question_ids(
+    session: AsyncSession, member_id: int, now: datetime, limit: int
+) -> list[str]:
+    rows = await session.scalars(
+        select(SrsCard.question_id)
+        .where(SrsCard.member_id == member_id, SrsCard.due <= now)
+        .order_by(SrsCard.due)
+        .limit(limit)
+    )
+    return list(rows)
+
+
+async def known_question_ids(session: AsyncSession, member_id: int) -> set[str]:
+    rows = await session.scalars(select(SrsCard.question_id).where(SrsCard.member_id == member_id))
+    return set(rows)

@@ -1,0 +1,151 @@
+"""Engine and sessions for SQLite (default) and PostgreSQL, plus migration helpers.
+
+SQLite allows one writer. Write transactions start with ``BEGIN IMMEDIATE`` (so two writers
+never deadlock upgrading a read lock) and are queued on an in-process lock (so they wait in
+FIFO order instead of spinning on the busy handler); ``busy_timeout`` covers other processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, inspect
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+class NotMigratedError(RuntimeError):
+    """The database schema is older than this code; `torchdrill migrate` fixes it."""
+
+
+def _prepare_sqlite_file(url: str) -> None:
+    database = make_url(url).database
+    if database and database != ":memory:":
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    if url.startswith("sqlite"):
+        _prepare_sqlite_file(url)
+        engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
+
+        @event.listens_for(engine.sync_engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        @event.listens_for(engine.sync_engine, "begin")
+        def _on_begin(conn: Any) -> None:
+            immediate = conn.get_execution_options().get("torchdrill_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+        return engine
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 20)
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_async_engine(url, **kwargs)
+
+
+class Database:
+    """One engine; ``read()`` and ``write()`` give short-lived sessions, one per interaction."""
+
+    def __init__(self, url: str, **engine_kwargs: Any) -> None:
+        self.url = url
+        self.engine = create_engine(url, **engine_kwargs)
+        self.is_sqlite = self.engine.dialect.name == "sqlite"
+        write_bind = self.engine.execution_options(torchdrill_write=True)
+        self._read = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._write = async_sessionmaker(write_bind, expire_on_commit=False)
+        self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        # ids of rows that never change once committed (members); see bot.core.identity
+        self.id_cache: dict[tuple[str, ...], tuple[int, int, str]] = {}
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        async with self._read() as session, session.begin():
+            session.info["id_cache"] = self.id_cache
+            session.info["new_ids"] = {}
+            yield session
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncSession]:
+        """A transaction that commits on success and rolls back on error."""
+        lock = self._write_lock or contextlib.nullcontext()
+        async with lock, self._write() as session:
+            new_ids: dict[tuple[str, ...], tuple[int, int, str]] = {}
+            session.info["id_cache"] = self.id_cache
+            session.info["new_ids"] = new_ids
+            async with session.begin():
+                yield session
+            self.id_cache.update(new_ids)  # only ids whose rows were committed
+
+    def insert(self, table: Any) -> Any:
+        """Dialect insert, so callers can use ``on_conflict_do_nothing``/``do_update``."""
+        return (sqlite.insert if self.is_sqlite else postgresql.insert)(table)
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+    async def schema_revision(self) -> str | None:
+        async with self.engine.connect() as conn:
+            return await conn.run_sync(_current_revision)
+
+    async def ensure_migrated(self) -> None:
+        """Refuse to run on a database that `torchdrill migrate` has not brought up to date."""
+        current = await self.schema_revision()
+        head = head_revision()
+        if current != head:
+            raise NotMigratedError(
+                f"database schema is at {current or 'nothing'} but this version needs {head}; "
+                "run `torchdrill migrate` first"
+            )
+
+
+def _current_revision(sync_conn: Any) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    if not inspect(sync_conn).has_table("alembic_version"):
+        return None
+    return MigrationContext.configure(sync_conn).get_current_revision()
+
+
+def alembic_config(url: str) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def head_revision() -> str | None:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+def migrate(url: str, revision: str = "head") -> None:
+    """Run Alembic upgrades (synchronous; call from the CLI or via ``asyncio.to_thread``)."""
+    from alembic import command
+
+    if url.startswith("sqlite"):
+        _prepare_sqlite_file(url)
+    command.upgrade(alembic_config(url), revision)

@@ -1,0 +1,238 @@
+"""Tables. Names of constraints are explicit so Alembic batch mode works on SQLite.
+
+Answers carry copies of the channel and workspace they belong to: leaderboards read one table
+through covering indexes instead of joining posts at query time.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# BIGINT ids on PostgreSQL, INTEGER (rowid alias, autoincrement) on SQLite.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: DateTime(timezone=True)}
+
+
+class Workspace(Base):
+    """A Discord guild or Slack workspace (or the console)."""
+
+    __tablename__ = "workspaces"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    platform: Mapped[str] = mapped_column(String(16))
+    external_id: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str | None] = mapped_column(String(200))
+    __table_args__ = (UniqueConstraint("platform", "external_id", name="uq_workspaces_ref"),)
+
+
+class Member(Base):
+    __tablename__ = "members"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String(64))
+    display_name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+    __table_args__ = (UniqueConstraint("workspace_id", "user_id", name="uq_members_ref"),)
+
+
+class Channel(Base):
+    __tablename__ = "channels"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    channel_id: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str | None] = mapped_column(String(200))
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    speed_bonus: Mapped[bool] = mapped_column(Boolean, default=False)
+    __table_args__ = (UniqueConstraint("workspace_id", "channel_id", name="uq_channels_ref"),)
+
+
+class Schedule(Base):
+    """When a channel gets its daily question. One row per channel."""
+
+    __tablename__ = "schedules"
+    channel_id: Mapped[int] = mapped_column(
+        ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True
+    )
+    time_of_day: Mapped[str] = mapped_column(String(5))  # "HH:MM" local
+    timezone: Mapped[str] = mapped_column(String(64))
+    weekdays: Mapped[str] = mapped_column(String(32))  # "mon,tue,wed,thu,fri"
+    topic: Mapped[str | None] = mapped_column(String(32))
+    reveal_after_minutes: Mapped[int] = mapped_column(Integer, default=720)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    updated_at: Mapped[datetime]
+
+
+class Round(Base):
+    """A live channel round: questions posted one by one with a timer."""
+
+    __tablename__ = "rounds"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    started_by: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"))
+    n_questions: Mapped[int] = mapped_column(Integer)
+    seconds_per_question: Mapped[int] = mapped_column(Integer)
+    topic: Mapped[str | None] = mapped_column(String(32))
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+
+class Quiz(Base):
+    """A personal quiz or review session: a private sequence of questions for one member."""
+
+    __tablename__ = "quizzes"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"))
+    mode: Mapped[str] = mapped_column(String(16))  # quiz | review
+    question_ids: Mapped[str] = mapped_column(Text)  # comma separated, in order
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    topic: Mapped[str | None] = mapped_column(String(32))
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+
+class Post(Base):
+    """A question delivered somewhere. ``choice_order`` fixes the shuffled order for every view."""
+
+    __tablename__ = "posts"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(16))  # daily | round | quiz | review | now
+    question_id: Mapped[str] = mapped_column(String(96))
+    choice_order: Mapped[str] = mapped_column(String(64), default="")  # "2,0,3,1"
+    channel_id: Mapped[int | None] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    member_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"))
+    round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id", ondelete="CASCADE"))
+    quiz_id: Mapped[int | None] = mapped_column(ForeignKey("quizzes.id", ondelete="CASCADE"))
+    local_date: Mapped[date | None] = mapped_column(Date)
+    opened_at: Mapped[datetime]
+    closes_at: Mapped[datetime | None]
+    closed_at: Mapped[datetime | None]
+    settled: Mapped[bool] = mapped_column(Boolean, default=False)
+    platform_ref: Mapped[str | None] = mapped_column(String(256))  # adapter's message reference
+    __table_args__ = (
+        Index("ix_posts_channel_kind", "channel_id", "kind", "id"),
+        Index("ix_posts_open", "closed_at", "closes_at"),
+    )
+
+
+class DailyClaim(Base):
+    """Exactly-once daily posts: whoever inserts (channel, local date) first posts."""
+
+    __tablename__ = "daily_claims"
+    channel_id: Mapped[int] = mapped_column(
+        ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True
+    )
+    local_date: Mapped[date] = mapped_column(Date, primary_key=True)
+    claimed_at: Mapped[datetime]
+    claimed_by: Mapped[str] = mapped_column(String(64))
+    post_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
+    sent_at: Mapped[datetime | None]
+
+
+class Answer(Base):
+    __tablename__ = "answers"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    post_id: Mapped[int] = mapped_column(ForeignKey("posts.id", ondelete="CASCADE"))
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"))
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    channel_id: Mapped[int | None] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    question_id: Mapped[str] = mapped_column(String(96))
+    topic: Mapped[str] = mapped_column(String(32))
+    choice: Mapped[int] = mapped_column(Integer)  # original choice index, or a 1-4 self-grade
+    correct: Mapped[bool] = mapped_column(Boolean)
+    points: Mapped[int] = mapped_column(Integer, default=0)
+    response_ms: Mapped[int] = mapped_column(Integer, default=0)
+    answered_at: Mapped[datetime]
+    __table_args__ = (
+        UniqueConstraint("post_id", "member_id", name="uq_answers_post_member"),
+        Index("ix_answers_channel_time", "channel_id", "answered_at", "member_id", "points", "correct"),
+        Index("ix_answers_workspace_time", "workspace_id", "answered_at", "member_id", "points", "correct"),
+        Index("ix_answers_member_question", "member_id", "question_id", "answered_at"),
+    )
+
+
+class Streak(Base):
+    __tablename__ = "streaks"
+    member_id: Mapped[int] = mapped_column(
+        ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
+    )
+    channel_id: Mapped[int] = mapped_column(
+        ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True
+    )
+    current: Mapped[int] = mapped_column(Integer, default=0)
+    best: Mapped[int] = mapped_column(Integer, default=0)
+    last_post_id: Mapped[int | None] = mapped_column(Integer)
+
+
+class StudyGroup(Base):
+    __tablename__ = "study_groups"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(64))
+    name_key: Mapped[str] = mapped_column(String(64))  # lower-cased for uniqueness
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime]
+    __table_args__ = (UniqueConstraint("workspace_id", "name_key", name="uq_study_groups_name"),)
+
+
+class GroupMember(Base):
+    __tablename__ = "group_members"
+    group_id: Mapped[int] = mapped_column(
+        ForeignKey("study_groups.id", ondelete="CASCADE"), primary_key=True
+    )
+    member_id: Mapped[int] = mapped_column(
+        ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
+    )
+    joined_at: Mapped[datetime]
+    __table_args__ = (Index("ix_group_members_member", "member_id"),)
+
+
+class SrsCard(Base):
+    """One FSRS card per member and question; ``state`` is fsrs.Card.to_json()."""
+
+    __tablename__ = "srs_cards"
+    member_id: Mapped[int] = mapped_column(
+        ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
+    )
+    question_id: Mapped[str] = mapped_column(String(96), primary_key=True)
+    state: Mapped[str] = mapped_column(Text)
+    due: Mapped[datetime]
+    reps: Mapped[int] = mapped_column(Integer, default=0)
+    __table_args__ = (Index("ix_srs_cards_due", "member_id", "due"),)
+
+
+class Served(Base):
+    """Which questions a channel has seen in the current cycle of its pool (no repeats)."""
+
+    __tablename__ = "served"
+    channel_id: Mapped[int] = mapped_column(
+        ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True
+    )
+    pool: Mapped[str] = mapped_column(String(64), primary_key=True)  # filter key, e.g. "all"
+    cycle: Mapped[int] = mapped_column(Integer, primary_key=True)
+    question_id: Mapped[str] = mapped_column(String(96), primary_key=True)
