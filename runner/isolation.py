@@ -95,7 +95,9 @@ def bwrap_command(bwrap: str, *, root: bool, disk_mb: int, env: dict[str, str],
         cmd += ["--ro-bind", root_dir, root_dir]
     cmd += ["--ro-bind", str(ZYGOTE_SOURCE), ZYGOTE_IN_SANDBOX,
             "--proc", "/proc", "--dev", "/dev",
-            "--size", str(disk_mb * 1024 * 1024), "--perms", "0755", "--tmpfs", "/tmp"]
+            # root-owned 0755: the job uid can write nowhere but its own directory
+            "--size", str(disk_mb * 1024 * 1024), "--perms", "0755", "--tmpfs", "/tmp",
+            "--size", str(1024 * 1024), "--perms", "0755", "--tmpfs", "/dev/shm"]
     if gpu:
         for dev in sorted(glob.glob("/dev/nvidia*")):
             cmd += ["--dev-bind", dev, dev]

@@ -234,5 +234,5 @@ def build_worker(settings: RunnerSettings, *, pool: LocalPool | None = None,
                         timeout=limits.timeout_s + 300)],
         queue_name=keys.queue, redis_settings=redis_settings(settings.redis_url),
         max_jobs=max(1, len(pool.slots)), on_startup=startup, on_shutdown=shutdown,
-        handle_signals=handle_signals, keep_result=60, poll_delay=0.1,
+        handle_signals=handle_signals, keep_result=0, poll_delay=0.1,  # results: our list
         health_check_key=keys.health, job_serializer=_dumps, job_deserializer=json.loads)
