@@ -108,6 +108,52 @@ def content_import(
         typer.echo(text)
 
 
+runner_app = typer.Typer(help="Sandboxed snippet runner: workers and isolation report.",
+                         no_args_is_help=True)
+app.add_typer(runner_app, name="runner")
+
+
+@runner_app.command("worker")
+def runner_worker(
+    gpus: str = typer.Option(None, help="GPU indexes to serve, e.g. 0,1 (default: all; '' for none)"),
+    cpu_slots: int = typer.Option(None, "--cpu-slots", help="CPU slots (default: RUNNER_CPU_SLOTS)"),
+    redis_url: str = typer.Option(None, help="default: REDIS_URL"),
+) -> None:
+    """Serve the Redis job queue: one slot per GPU plus CPU slots, each a warm sandbox."""
+    import logging
+
+    from runner.isolation import WeakIsolationError
+    from runner.settings import RunnerSettings
+    from runner.worker import run_worker
+
+    overrides: dict[str, object] = {}
+    if gpus is not None:
+        overrides["gpus"] = [int(g) for g in gpus.split(",") if g.strip()]
+    if cpu_slots is not None:
+        overrides["cpu_slots"] = cpu_slots
+    if redis_url:
+        overrides["redis_url"] = redis_url
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        run_worker(RunnerSettings(**overrides))
+    except WeakIsolationError as exc:
+        err_console.print(str(exc), markup=False)
+        raise typer.Exit(code=2) from exc
+
+
+@runner_app.command("isolation")
+def runner_isolation() -> None:
+    """Print the sandbox isolation this host gives /run snippets (probed, not assumed)."""
+    from runner.isolation import Level, detect
+    from runner.settings import RunnerSettings
+
+    isolation = detect()
+    console.print(isolation.describe(), markup=False, highlight=False)
+    if isolation.level is Level.WEAK and not RunnerSettings().allow_weak_isolation:
+        console.print("workers will refuse to start here (RUNNER_ALLOW_WEAK_ISOLATION is off)",
+                      markup=False)
+
+
 @app.command()
 def serve() -> None:
     """Run the bot: Discord and/or Slack when tokens are configured, else the console playground."""
