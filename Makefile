@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml .ci/constraints.txt
 install: $(STAMP)
 
 run: $(STAMP)
+	$(BIN)/torchdrill migrate
 	$(BIN)/torchdrill serve
 
 test: $(STAMP)

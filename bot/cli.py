@@ -157,7 +157,19 @@ def runner_isolation() -> None:
 @app.command()
 def serve() -> None:
     """Run the bot: Discord and/or Slack when tokens are configured, else the console playground."""
-    not_available("serve")
+    import asyncio
+
+    from bot.app import serve as serve_app
+    from bot.storage.db import NotMigratedError
+
+    settings = get_settings()
+    try:
+        asyncio.run(serve_app(settings))
+    except NotMigratedError as exc:
+        err_console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(code=1) from exc
+    except KeyboardInterrupt:
+        pass
 
 
 @app.command()

@@ -1,0 +1,147 @@
+"""Wiring: build the core, storage, scheduler and runner once, then start the adapters.
+
+Adapters receive an ``App`` and only translate between their platform and ``app.drill``,
+``app.daily`` and ``app.runs``; they register their Publisher under their platform name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from bot.adapters.base import Adapter
+from bot.config import Settings
+from bot.core.clock import Clock, SystemClock
+from bot.core.content import Library, load_library
+from bot.core.daily import DailyPosting
+from bot.core.identity import Where
+from bot.core.messages import Message
+from bot.core.publisher import Publisher
+from bot.core.runs import RunDesk
+from bot.core.service import Drill
+from bot.scheduler import DailyScheduler
+from bot.storage.db import Database
+
+log = logging.getLogger(__name__)
+
+
+class UnknownPlatformError(LookupError):
+    pass
+
+
+@dataclass
+class RoutingPublisher:
+    """One Publisher for the core that forwards to the adapter of ``where.platform``."""
+
+    routes: dict[str, Publisher] = field(default_factory=dict)
+
+    def register(self, platform: str, publisher: Publisher) -> None:
+        self.routes[platform] = publisher
+
+    def _route(self, where: Where) -> Publisher:
+        try:
+            return self.routes[where.platform]
+        except KeyError:
+            raise UnknownPlatformError(f"no adapter running for platform {where.platform!r}") from None
+
+    async def publish(self, where: Where, message: Message, *, thread_of: str | None = None) -> str:
+        return await self._route(where).publish(where, message, thread_of=thread_of)
+
+    async def update(self, where: Where, ref: str, message: Message) -> None:
+        await self._route(where).update(where, ref, message)
+
+
+@dataclass
+class App:
+    settings: Settings
+    db: Database
+    library: Library
+    drill: Drill
+    publisher: RoutingPublisher
+    daily: DailyPosting
+    scheduler: DailyScheduler
+    runs: RunDesk | None = None
+
+    async def start(self) -> None:
+        if self.runs is not None:
+            await self.runs.runner.start()
+        await self.scheduler.start()
+
+    async def close(self) -> None:
+        self.scheduler.shutdown()
+        if self.runs is not None:
+            await self.runs.runner.close()
+        await self.db.dispose()
+
+
+def load_banks(settings: Settings) -> Library:
+    library = load_library(settings.content_dir, extra_files=settings.extra_banks)
+    for problem in library.problems:
+        log.warning("bank problem (bank skipped): %s", problem)
+    log.info("question banks loaded", extra={"banks": len(library.banks), "questions": len(library)})
+    return library
+
+
+def make_runs(settings: Settings, publisher: Publisher) -> RunDesk | None:
+    """The runner is optional: without the runner extra, /run says it is unavailable."""
+    try:
+        from runner.service import make_runner
+    except ImportError:
+        log.warning("runner package unavailable: /run is disabled")
+        return None
+    return RunDesk(make_runner(settings.runner_backend.value), publisher)
+
+
+async def build_app(
+    settings: Settings, *, clock: Clock | None = None, with_runner: bool = True
+) -> App:
+    """Build everything; refuses an unmigrated database (run `torchdrill migrate`)."""
+    db = Database(settings.database_url)
+    try:
+        await db.ensure_migrated()
+    except Exception:
+        await db.dispose()
+        raise
+    library = load_banks(settings)
+    drill = Drill(db, library, clock or SystemClock())
+    publisher = RoutingPublisher()
+    daily = DailyPosting(drill, publisher)
+    scheduler = DailyScheduler(daily)
+    daily.on_change = scheduler.rebuild
+    runs = make_runs(settings, publisher) if with_runner else None
+    return App(settings, db, library, drill, publisher, daily, scheduler, runs)
+
+
+def configured_adapters(app: App) -> list[Adapter]:
+    settings = app.settings
+    adapters: list[Adapter] = []
+    if settings.discord_token:
+        from bot.adapters.discord.bot import DiscordAdapter
+
+        adapters.append(DiscordAdapter(app))
+    if settings.slack_bot_token:
+        from bot.adapters.slack.app import SlackAdapter
+
+        adapters.append(SlackAdapter(app))
+    return adapters
+
+
+async def serve(settings: Settings) -> None:
+    """Run every configured adapter; with no platform token, the console playground."""
+    app = await build_app(settings)
+    adapters = configured_adapters(app)
+    if not adapters:
+        from bot.adapters.console.play import ConsoleAdapter
+
+        adapters = [ConsoleAdapter(app)]
+    try:
+        for adapter in adapters:
+            app.publisher.register(adapter.platform, adapter.publisher)
+            await adapter.start()
+        await app.start()
+        await asyncio.gather(*(adapter.run_forever() for adapter in adapters))
+    finally:
+        for adapter in adapters:
+            await adapter.close()
+        await app.close()
