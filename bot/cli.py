@@ -173,6 +173,43 @@ def serve() -> None:
 
 
 @app.command()
+def migrate(
+    revision: str = typer.Option("head", help="Alembic revision to upgrade to"),
+) -> None:
+    """Upgrade the database schema (DATABASE_URL); safe to run on every deploy."""
+    import asyncio
+    import logging
+
+    from sqlalchemy.engine import make_url
+
+    from bot.observability.logs import redact, setup_logging
+    from bot.storage.db import Database, head_revision
+    from bot.storage.db import migrate as run_migrations
+
+    settings = get_settings()
+    setup_logging(settings.log_level, settings.log_json, settings=settings)
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    where = make_url(settings.database_url).render_as_string(hide_password=True)
+
+    async def reached() -> str | None:
+        db = Database(settings.database_url)
+        try:
+            return await db.schema_revision()
+        finally:
+            await db.dispose()
+
+    try:
+        run_migrations(settings.database_url, revision)
+        current = asyncio.run(reached())
+    except Exception as exc:  # any driver error: say what failed, never the password
+        err_console.print(f"migration of {where} failed: {redact(str(exc))}", markup=False,
+                          soft_wrap=True)
+        raise typer.Exit(code=1) from exc
+    note = "" if current == head_revision() else f" (head is {head_revision()})"
+    console.print(f"{where} is at revision {current}{note}", markup=False, highlight=False)
+
+
+@app.command()
 def play() -> None:
     """Interactive console playground on a local SQLite file."""
     not_available("play")

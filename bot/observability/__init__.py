@@ -1,0 +1,1 @@
+"""Operations: structured logs without secrets, Prometheus metrics, health and readiness."""
