@@ -1,0 +1,122 @@
+"""Runner latency and throughput: warm zygote pool vs a cold interpreter per job.
+
+    .venv/bin/python bench/runner.py [--jobs 20] [--cold-jobs 5] [--parallel 2]
+
+Prints end-to-end latency (submit -> result delivered) p50/p95 for a trivial torch snippet
+through the embedded runner (warm slots), the same for a cold `python -c` per job (in the
+same bubblewrap sandbox when available, and bare), and throughput with N parallel slots.
+Target: warm p50 at least 10x faster than cold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from runner.embedded import EmbeddedRunner
+from runner.isolation import Level, bwrap_command, detect
+from runner.jobs import JobRequest, JobResult, JobState
+from runner.settings import RunnerSettings
+
+SNIPPET = "import torch\nx = torch.randn(64, 64)\nprint((x @ x).sum().item())"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def report(label: str, latencies: list[float]) -> float:
+    p50 = statistics.median(latencies)
+    print(f"{label:<34} n={len(latencies):<3} p50={p50 * 1000:8.1f} ms  "
+          f"p95={pct(latencies, 0.95) * 1000:8.1f} ms")
+    return p50
+
+
+async def warm_runner(slots: int, tmp: Path) -> tuple[EmbeddedRunner, dict[str, asyncio.Future]]:
+    conf = RunnerSettings(cpu_slots=slots, gpus=None, queue_cap=10_000, rate_per_minute=10_000,
+                          journal_path=tmp / "journal.sqlite3",
+                          allow_weak_isolation=detect().level is Level.WEAK)
+    runner = EmbeddedRunner(conf)
+    waiting: dict[str, asyncio.Future[JobResult]] = {}
+
+    async def on_result(result: JobResult) -> None:
+        waiting.pop(result.job_id).set_result(result)
+
+    runner.on_result(on_result)
+    await runner.start()
+    return runner, waiting
+
+
+async def one(runner: EmbeddedRunner, waiting: dict, member: str) -> float:
+    start = time.perf_counter()
+    sub = await runner.submit(JobRequest(SNIPPET, member, {}))
+    future = asyncio.get_running_loop().create_future()
+    waiting[sub.job_id] = future
+    result = await future
+    if result.state is not JobState.DONE:
+        raise SystemExit(f"benchmark job failed: {result.error_message}\n{result.stderr}")
+    return time.perf_counter() - start
+
+
+def cold(cmd_prefix: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([*cmd_prefix, sys.executable, "-c", SNIPPET], check=True,
+                   capture_output=True)
+    return time.perf_counter() - start
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=20)
+    parser.add_argument("--cold-jobs", type=int, default=5)
+    parser.add_argument("--parallel", type=int, default=2)
+    args = parser.parse_args()
+    iso = detect()
+    print(f"isolation: {iso.level.value}; python {sys.version.split()[0]}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        runner, waiting = await warm_runner(1, Path(tmp))
+        print(f"warm pool start (1 slot, torch preloaded): {time.perf_counter() - started:.2f} s")
+        try:
+            await one(runner, waiting, "bench:warmup")
+            warm = [await one(runner, waiting, f"bench:{i}") for i in range(args.jobs)]
+        finally:
+            await runner.close()
+    warm_p50 = report("warm pool (sandboxed, end-to-end)", warm)
+
+    colds = {}
+    if iso.level is Level.FULL and iso.bwrap:
+        prefix = bwrap_command(iso.bwrap, root=iso.root, disk_mb=64,
+                               env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, gpu=False)
+        colds["cold python -c (same sandbox)"] = [cold(prefix) for _ in range(args.cold_jobs)]
+    colds["cold python -c (no sandbox)"] = [cold([]) for _ in range(args.cold_jobs)]
+    for label, values in colds.items():
+        cold_p50 = report(label, values)
+        print(f"{'':<34} warm p50 is {cold_p50 / warm_p50:.1f}x faster")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, waiting = await warm_runner(args.parallel, Path(tmp))
+        try:
+            total = args.jobs * args.parallel
+            started = time.perf_counter()
+            lat = await asyncio.gather(*(one(runner, waiting, f"bench:p{i}")
+                                         for i in range(total)))
+            elapsed = time.perf_counter() - started
+        finally:
+            await runner.close()
+    report(f"{args.parallel} parallel slots, {total} jobs", list(lat))
+    print(f"{'':<34} throughput {total / elapsed:.1f} jobs/s")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
