@@ -1,0 +1,100 @@
+"""Neutral ``Message`` → Discord embed, button rows and files.
+
+The core's markup (``**bold**``, ``_italic_``, `` `code` ``) is already Discord markdown, so
+text passes through; only Discord's size limits need handling here.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import discord
+
+from bot.adapters.discord.views import ActionButton
+from bot.core.messages import Button, ButtonStyle, CodeBlock, Message, truncate
+
+log = logging.getLogger(__name__)
+
+TITLE_LIMIT = 256
+DESCRIPTION_LIMIT = 4096
+FOOTER_LIMIT = 2048
+BUTTONS_PER_ROW = 5
+MAX_ROWS = 5
+FULL_TEXT_FILE = "message.md"
+EMBED_COLOUR = discord.Colour(0xEE4C2C)  # PyTorch orange
+
+STYLES = {
+    ButtonStyle.PRIMARY: discord.ButtonStyle.primary,
+    ButtonStyle.SECONDARY: discord.ButtonStyle.secondary,
+    ButtonStyle.SUCCESS: discord.ButtonStyle.success,
+    ButtonStyle.DANGER: discord.ButtonStyle.danger,
+}
+
+
+@dataclass
+class Rendered:
+    embeds: list[discord.Embed]
+    view: discord.ui.View | None
+    files: list[discord.File] = field(default_factory=list)
+
+    def send_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"embeds": self.embeds}
+        if self.view is not None:
+            kwargs["view"] = self.view
+        if self.files:
+            kwargs["files"] = self.files
+        return kwargs
+
+    def edit_kwargs(self) -> dict[str, Any]:
+        """Edits replace everything: no view means the old buttons disappear."""
+        kwargs: dict[str, Any] = {"embeds": self.embeds, "view": self.view, "content": None}
+        if self.files:
+            kwargs["attachments"] = self.files
+        return kwargs
+
+
+def body_text(message: Message) -> str:
+    parts = []
+    for block in message.blocks:
+        if isinstance(block, CodeBlock):
+            parts.append(f"```{block.language}\n{block.code.rstrip()}\n```")
+        else:
+            parts.append(block.text)
+    return "\n\n".join(parts)
+
+
+def button_view(buttons: list[Button]) -> discord.ui.View | None:
+    """Persistent (timeout=None) rows of at most five buttons; clicks route by custom_id."""
+    if not buttons:
+        return None
+    limit = BUTTONS_PER_ROW * MAX_ROWS
+    if len(buttons) > limit:
+        log.warning("message has %d buttons; Discord shows at most %d", len(buttons), limit)
+    view = discord.ui.View(timeout=None)
+    for index, button in enumerate(buttons[:limit]):
+        view.add_item(
+            ActionButton(
+                button.action_id, button.label, STYLES[button.style], disabled=button.disabled,
+                row=index // BUTTONS_PER_ROW,
+            )
+        )
+    return view
+
+
+def render_message(message: Message) -> Rendered:
+    description = body_text(message)
+    files = [discord.File(io.BytesIO(a.content), filename=a.filename) for a in message.attachments]
+    shown, cut = truncate(description, DESCRIPTION_LIMIT, "… (truncated; full text attached)")
+    if cut:
+        files.append(discord.File(io.BytesIO(message.plain().encode()), filename=FULL_TEXT_FILE))
+    embed = discord.Embed(description=shown or None, colour=EMBED_COLOUR)
+    if message.title:
+        embed.title = truncate(message.title, TITLE_LIMIT, "…")[0]
+    if message.footer:
+        embed.set_footer(text=truncate(message.footer, FOOTER_LIMIT, "…")[0])
+    if message.image_url:
+        embed.set_image(url=message.image_url)
+    return Rendered([embed], button_view(message.buttons), files)

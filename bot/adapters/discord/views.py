@@ -1,0 +1,68 @@
+"""Discord UI pieces: persistent answer buttons and the `/run` code modal.
+
+Buttons are ``DynamicItem``s whose custom_id is the core's action id, so a click on a message
+posted before a restart (or by another shard) is routed without any stored view.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import discord
+
+from bot.core.actions import ACTION_PATTERN
+
+CODE_INPUT_LIMIT = 4000  # Discord's maximum for a text input
+
+
+class InteractionHandlers(Protocol):
+    async def on_action(self, interaction: discord.Interaction, action_id: str) -> None: ...
+
+    async def on_run_code(self, interaction: discord.Interaction, code: str) -> None: ...
+
+
+def handlers_of(interaction: discord.Interaction) -> InteractionHandlers:
+    """The adapter's handlers hang off the client, so module-level UI classes can reach them."""
+    handlers = getattr(interaction.client, "handlers", None)
+    if handlers is None:
+        raise RuntimeError("this Discord client has no torchdrill handlers attached")
+    return handlers
+
+
+class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=ACTION_PATTERN):
+    def __init__(
+        self, action_id: str, label: str, style: discord.ButtonStyle = discord.ButtonStyle.secondary,
+        *, disabled: bool = False, row: int | None = None,
+    ) -> None:
+        super().__init__(
+            discord.ui.Button(label=label, style=style, custom_id=action_id, disabled=disabled, row=row)
+        )
+        self.action_id = action_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+    ) -> ActionButton:
+        label = getattr(item, "label", None) or ""
+        style = getattr(item, "style", discord.ButtonStyle.secondary)
+        return cls(match.string, label, style, disabled=bool(getattr(item, "disabled", False)))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await handlers_of(interaction).on_action(interaction, self.action_id)
+
+
+class RunCodeModal(discord.ui.Modal, title="Run a PyTorch snippet"):
+    code: discord.ui.TextInput[RunCodeModal] = discord.ui.TextInput(
+        label="Code",
+        style=discord.TextStyle.paragraph,
+        placeholder="import torch\nprint(torch.ones(2, 3) @ torch.ones(3, 2))",
+        max_length=CODE_INPUT_LIMIT,
+        custom_id="td-run-code",
+    )
+
+    def __init__(self, max_chars: int = CODE_INPUT_LIMIT) -> None:
+        super().__init__(timeout=900, custom_id="td-run-modal")
+        self.code.max_length = min(max_chars, CODE_INPUT_LIMIT)
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await handlers_of(interaction).on_run_code(interaction, self.code.value)
