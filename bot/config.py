@@ -52,15 +52,10 @@ class Settings(BaseSettings):
     http_host: str = "0.0.0.0"
     http_port: int = 8080
 
+    # The runner reads its own RUNNER_* settings (runner/settings.py); the bot needs only these.
     runner_backend: RunnerBackend = RunnerBackend.EMBEDDED
     redis_url: str = "redis://127.0.0.1:6379/0"
-    runner_cpu_slots: int = 1
-    runner_max_code_bytes: int = 20_000
-    runner_timeout_s: float = 20.0
-    runner_memory_mb: int = 2048
-    runner_queue_cap: int = 50
-    runner_rate_per_minute: int = 5
-    runner_allow_weak_isolation: bool = False
+    runner_max_code_bytes: int = Field(default=20_000, description="same variable as the runner's")
 
     @property
     def is_sqlite(self) -> bool:
