@@ -127,14 +127,34 @@ def configured_adapters(app: App) -> list[Adapter]:
     return adapters
 
 
+def health_checks(app: App) -> dict[str, object]:
+    from bot.observability.health import database_check, redis_check, schema_check
+
+    checks = {"database": database_check(app.db), "schema": schema_check(app.db)}
+    if app.settings.runner_backend.value == "redis":
+        checks["redis"] = redis_check(app.settings.redis_url)
+    return checks
+
+
 async def serve(settings: Settings) -> None:
     """Run every configured adapter; with no platform token, the console playground."""
+    from bot.observability.health import make_health_app, start_http
+    from bot.observability.logs import setup_logging
+
+    adapters: list[Adapter] = []
     app = await build_app(settings)
     adapters = configured_adapters(app)
-    if not adapters:
+    console = not adapters
+    if console:
         from bot.adapters.console.play import ConsoleAdapter
 
         adapters = [ConsoleAdapter(app)]
+    else:
+        setup_logging(settings.log_level, settings.log_json, settings=settings)
+    http = None
+    slack_serves_http = any(getattr(a, "serves_http", False) for a in adapters)
+    if not console and not slack_serves_http:
+        http = await start_http(make_health_app(health_checks(app)), settings.http_host, settings.http_port)
     try:
         for adapter in adapters:
             app.publisher.register(adapter.platform, adapter.publisher)
@@ -144,4 +164,6 @@ async def serve(settings: Settings) -> None:
     finally:
         for adapter in adapters:
             await adapter.close()
+        if http is not None:
+            await http.cleanup()
         await app.close()

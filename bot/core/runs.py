@@ -15,6 +15,7 @@ from bot.core.content import fenced_code
 from bot.core.identity import Where, Who
 from bot.core.messages import Attachment, Message, truncate
 from bot.core.publisher import Publisher
+from bot.observability.metrics import RUNNER_JOB_SECONDS, RUNNER_QUEUE_DEPTH, SANDBOX_FAILURES
 
 if TYPE_CHECKING:
     from runner.jobs import JobResult
@@ -109,10 +110,16 @@ class RunDesk:
             submitted = await self.runner.submit(request)
         except JobRejected as exc:
             return render.notice(exc.message)
+        RUNNER_QUEUE_DEPTH.set(max(0, submitted.position))
         where_in_line = "running now" if submitted.position <= 0 else f"position {submitted.position} in the queue"
         return Message().text(f"⏳ Job `{submitted.job_id[:8]}` queued ({where_in_line}). The result will appear in this thread.")
 
     async def deliver(self, result: JobResult) -> None:
+        RUNNER_JOB_SECONDS.labels(state=result.state.value, device=result.device_used.split(" ")[0]).observe(
+            result.duration_s
+        )
+        if result.error_message and result.state.value in ("timeout", "failed", "interrupted"):
+            SANDBOX_FAILURES.labels(reason=result.error_message.split(":")[0][:40]).inc()
         reply = result.request.reply_to
         where = Where(reply["platform"], reply["workspace"], reply["channel_id"])
         message = result_message(result)

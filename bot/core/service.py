@@ -12,7 +12,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from bot.core import groups, leaderboard, quizzes, render
-from bot.core.actions import BadActionError, Verb, decode
+from bot.core.actions import Action, BadActionError, Verb, decode
 from bot.core.answers import Outcome, record_grade, record_pick, show_answer
 from bot.core.clock import Clock, SystemClock
 from bot.core.content import Kind, Library
@@ -24,6 +24,7 @@ from bot.core.publisher import Publisher
 from bot.core.selection import EmptyPoolError, next_for_channel, pool
 from bot.core.stats import member_stats
 from bot.core.topics import TOPICS, UnknownTopicError, normalize_topic
+from bot.observability.metrics import ANSWERS_RECORDED, observe_interaction
 from bot.storage.db import Database
 from bot.storage.models import Answer, Member, Post, Round
 
@@ -65,6 +66,13 @@ class Drill:
             action = decode(action_id)
         except BadActionError:
             return Outcome(render.notice("That button is not one of mine anymore."))
+        with observe_interaction(who.platform, f"button:{action.verb.name.lower()}"):
+            outcome = await self._dispatch(who, action)
+        if outcome.recorded:
+            ANSWERS_RECORDED.labels(platform=who.platform).inc()
+        return outcome
+
+    async def _dispatch(self, who: Who, action: Action) -> Outcome:
         async with self.db.write() as session:
             if action.verb is Verb.PICK:
                 return await record_pick(session, self.library, self.clock, who, action.post_id, action.arg)
