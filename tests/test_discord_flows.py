@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from bot.adapters.discord.bot import DiscordAdapter
+from bot.app import App
+from bot.core.clock import FakeClock
+from bot.core.posts import order_of
+from bot.storage.models import Post
 from tests.discord_fixtures import StartAdapter, app, discord_clock, fake, start_adapter  # noqa: F401
 from tests.fake_discord import DEFERRED_CHANNEL_MESSAGE, EPHEMERAL, FakeDiscord, User
 
@@ -50,3 +54,95 @@ async def test_quiz_defers_privately_then_shows_the_first_question(
     assert "Quiz 1/2" in text_of(reply)
     buttons = [b for row in reply["components"] for b in row["components"]]
     assert buttons and all(b["custom_id"].startswith("td:") for b in buttons)
+
+
+async def correct_position(app: App, post_id: int) -> int:
+    """Read the post back from the database: tests never depend on question texts."""
+    async with app.db.read() as session:
+        post = await session.get(Post, post_id)
+        assert post is not None
+        return order_of(post).index(app.library[post.question_id].answer_index)
+
+
+def buttons_of(message: dict) -> list[dict]:
+    return [b for row in message["components"] for b in row["components"]]
+
+
+async def post_daily_now(fake: FakeDiscord) -> dict:
+    """`/daily now` as an admin; returns the question message the bot posted in the channel."""
+    token = await fake.slash("daily", ALICE, admin=True, sub="now")
+    callback = await fake.callback_of(token)
+    assert callback.json["type"] == DEFERRED_CHANNEL_MESSAGE
+    assert callback.json["data"]["flags"] & EPHEMERAL
+    reply = await fake.original_of(token)
+    assert "Posted today's question" in text_of(reply)
+    posted = await fake.wait_for("POST", f"/channels/{fake.channel_id}/messages")
+    [question] = [m for m in fake.in_channel(fake.channel_id) if buttons_of(m)]
+    assert question["embeds"] == posted.json["embeds"]
+    return question
+
+
+async def test_daily_now_needs_manage_server(
+    fake: FakeDiscord, start_adapter: StartAdapter
+) -> None:
+    await start_adapter()
+    token = await fake.slash("daily", BOB, admin=False, sub="now")
+    callback = await fake.callback_of(token)
+    assert callback.json["type"] == 4 and callback.json["data"]["flags"] & EPHEMERAL
+    assert "Manage Server" in callback.json["data"]["content"]
+    assert not fake.sent("POST", f"/channels/{fake.channel_id}/messages")
+
+
+async def test_daily_answer_twice_restart_reveal_and_leaderboard(
+    fake: FakeDiscord, start_adapter: StartAdapter, app: App, discord_clock: FakeClock
+) -> None:
+    await start_adapter()
+    question = await post_daily_now(fake)
+    buttons = buttons_of(question)
+    assert len(buttons) == 4 and "0 answered" in text_of(question)
+    post_id = int(buttons[0]["custom_id"].split(":")[2])
+    right = await correct_position(app, post_id)
+
+    # Alice answers: private feedback, the public message only shows the count.
+    token = await fake.click(int(question["id"]), buttons[right]["custom_id"], ALICE)
+    callback = await fake.callback_of(token)
+    assert callback.json["type"] == DEFERRED_CHANNEL_MESSAGE
+    assert callback.json["data"]["flags"] & EPHEMERAL
+    feedback = await fake.original_of(token)
+    assert feedback["flags"] & EPHEMERAL and "Correct" in text_of(feedback)
+    edit = await fake.wait_for("PATCH", f"/channels/{fake.channel_id}/messages/{question['id']}")
+    public = text_of(fake.messages[int(question["id"])])
+    assert "1 answered" in public and "Correct" not in public
+    assert len(buttons_of(edit.json)) == 4
+
+    # A second click: "already answered", nothing recorded twice.
+    token = await fake.click(int(question["id"]), buttons[(right + 1) % 4]["custom_id"], ALICE)
+    again = await fake.original_of(token)
+    assert again["flags"] & EPHEMERAL and "already" in text_of(again).lower()
+
+    # Restart the bot: Bob clicks a button of the message posted before the restart.
+    await start_adapter()
+    assert len(fake.identifies) == 2
+    token = await fake.click(int(question["id"]), buttons[(right + 1) % 4]["custom_id"], BOB)
+    wrong = await fake.original_of(token)
+    assert wrong["flags"] & EPHEMERAL and "Correct" not in text_of(wrong)
+    await fake.wait_until(lambda: "2 answered" in text_of(fake.messages[int(question["id"])]))
+
+    # The reveal: results edited into the question (buttons gone), explanation in its thread.
+    discord_clock.advance(hours=25)
+    assert await app.drill.reveal_due(app.publisher) == 1
+    revealed = fake.messages[int(question["id"])]
+    assert not revealed["components"]
+    assert "2 answered" in text_of(revealed) and "50% correct" in text_of(revealed)
+    thread = await fake.wait_for("POST", f"/channels/{fake.channel_id}/messages/{question['id']}/threads")
+    assert thread.json["name"]
+    [explanation] = fake.in_channel(int(question["id"]))  # thread id == starter message id
+    assert "Why:" in text_of(explanation)
+
+    # The leaderboard is public and lists both members, Alice first.
+    token = await fake.slash("leaderboard", BOB, scope="channel", period="all")
+    callback = await fake.callback_of(token)
+    assert callback.json["type"] == DEFERRED_CHANNEL_MESSAGE
+    assert not (callback.json.get("data") or {}).get("flags", 0) & EPHEMERAL
+    board = text_of(await fake.original_of(token))
+    assert board.index("alice") < board.index("bob")
