@@ -376,6 +376,12 @@ class FakeDiscord:
         self.threads[mid] = thread
         return _json(thread, status=201)
 
+    def user_message(self, user: User, content: str) -> dict[str, Any]:
+        """A message a member wrote in the channel (target of message commands)."""
+        message = self._new_message(self.channel_id, {"content": content}, [])
+        message["author"] = user.payload()
+        return message
+
     def in_channel(self, channel_id: int) -> list[dict[str, Any]]:
         return [m for m in self.messages.values() if int(m["channel_id"]) == channel_id]
 

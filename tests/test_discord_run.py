@@ -1,0 +1,100 @@
+"""`/run` end to end: modal or "Run code" → real embedded runner → output in a thread."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import App
+from bot.core.runs import RunDesk
+from tests.discord_fixtures import StartAdapter, app, discord_clock, fake, start_adapter  # noqa: F401
+from tests.fake_discord import DEFERRED_CHANNEL_MESSAGE, EPHEMERAL, MODAL, FakeDiscord, User
+from tests.test_discord_flows import text_of
+
+CAROL = User(800_000_000_000_000_003, "carol")
+RESULT_TIMEOUT = 60
+
+
+@pytest.fixture
+async def runs(app: App, tmp_path: Path) -> AsyncIterator[RunDesk]:
+    from runner.service import make_runner
+
+    runner = make_runner(
+        "embedded", warm=False, allow_weak_isolation=True, gpus=[], timeout_s=20,
+        journal_path=tmp_path / "journal.sqlite3", rate_per_minute=30,
+    )
+    desk = RunDesk(runner, app.publisher)
+    app.runs = desk
+    await runner.start()
+    yield desk
+    await runner.close()
+    app.runs = None
+
+
+async def result_in_thread(fake: FakeDiscord, ack_id: int) -> dict:
+    """The runner's result, posted with the bot token into the thread of the acknowledgement."""
+    await fake.wait_for("POST", f"/channels/{fake.channel_id}/messages/{ack_id}/threads",
+                        timeout=RESULT_TIMEOUT)
+    post = await fake.wait_for("POST", f"/channels/{ack_id}/messages", timeout=RESULT_TIMEOUT)
+    [message] = fake.in_channel(ack_id)
+    assert post.query.get("wait") is None  # a bot-token channel post, not a webhook follow-up
+    return message
+
+
+async def test_run_modal_output_arrives_in_a_thread(
+    fake: FakeDiscord, start_adapter: StartAdapter, runs: RunDesk
+) -> None:
+    await start_adapter()
+    token = await fake.slash("run", CAROL)
+    opened = await fake.callback_of(token)
+    assert opened.json["type"] == MODAL
+    modal = opened.json["data"]
+    field = modal["components"][0]["components"][0]
+    assert field["style"] == 2  # paragraph: multi-line code
+
+    token = await fake.submit_modal(modal, {field["custom_id"]: "print(1 + 1)"}, CAROL)
+    callback = await fake.callback_of(token)
+    assert callback.json["type"] == DEFERRED_CHANNEL_MESSAGE
+    assert not (callback.json.get("data") or {}).get("flags", 0) & EPHEMERAL
+    ack = await fake.wait_until(
+        lambda: (m := fake.messages.get(fake.originals.get(token, 0))) and "queued" in text_of(m) and m
+    )
+    assert "print(1 + 1)" in text_of(ack)
+
+    result = await result_in_thread(fake, int(ack["id"]))
+    assert "Finished" in text_of(result)
+    assert "```text\n2\n```" in text_of(result)
+    assert f"<@{CAROL.id}>" in text_of(result)
+
+
+async def test_run_code_message_command_uploads_long_output_as_a_file(
+    fake: FakeDiscord, start_adapter: StartAdapter, runs: RunDesk
+) -> None:
+    await start_adapter()
+    target = fake.user_message(CAROL, "Why is this long?\n```python\nprint('x' * 3000)\n```")
+    token = await fake.message_command("Run code", target, CAROL)
+    callback = await fake.callback_of(token)
+    assert callback.json["type"] == DEFERRED_CHANNEL_MESSAGE
+    ack = await fake.wait_until(
+        lambda: (m := fake.messages.get(fake.originals.get(token, 0))) and "queued" in text_of(m) and m
+    )
+    await result_in_thread(fake, int(ack["id"]))
+    [upload] = fake.sent("POST", f"/channels/{ack['id']}/messages")
+    names = [name for name, _ in upload.files]
+    assert names, "the full output must be attached as a file"
+    assert any(b"x" * 3000 in content for _, content in upload.files)
+
+
+async def test_run_refusal_is_private_and_starts_no_thread(
+    fake: FakeDiscord, start_adapter: StartAdapter, runs: RunDesk
+) -> None:
+    await start_adapter()
+    image_only = fake.user_message(CAROL, "")  # e.g. a screenshot: no text to run
+    token = await fake.message_command("Run code", image_only, CAROL)
+    refusal = await fake.wait_for("POST", f"/webhooks/{fake.app_id}/{token}")
+    assert refusal.json["flags"] & EPHEMERAL
+    assert "no code" in text_of(refusal.json).lower()
+    assert fake.sent("DELETE", f"/webhooks/{fake.app_id}/{token}/messages/@original")
+    assert not fake.threads
