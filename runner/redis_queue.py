@@ -144,7 +144,8 @@ class RedisRunner(RunnerService):
         await redis.set(keys.request(job_id), json.dumps(request.to_dict()), ex=REQUEST_TTL_S)
         await redis.enqueue_job("run_snippet", job_id, request.to_dict(), _job_id=job_id,
                                 _queue_name=keys.queue)
-        return Submitted(job_id, await self.position(job_id) or 1)
+        position = await self.position(job_id)
+        return Submitted(job_id, 1 if position is None else position)
 
     async def _count_rate(self, requester: str) -> None:
         redis, key, now = self.redis, self.keys.rate(requester), time.time()

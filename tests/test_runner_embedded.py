@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from runner.embedded import EmbeddedRunner
 from runner.isolation import Isolation, Level, WeakIsolationError, detect
@@ -20,6 +21,7 @@ from runner.service import make_runner
 from runner.settings import RunnerSettings
 
 REQUIRE = os.environ.get("TORCHDRILL_REQUIRE_SERVICES") == "1"
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 SLEEPY = "import time\nprint('started', flush=True)\ntime.sleep(30)"
 
 
@@ -62,9 +64,10 @@ async def started(runner: EmbeddedRunner, job_id: str) -> None:
             await asyncio.sleep(0.02)
 
 
-@pytest.fixture
-async def runner(tmp_path: Path):
-    service = EmbeddedRunner(settings(tmp_path))
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def runner(tmp_path_factory: pytest.TempPathFactory):
+    """One warm runner for the tests that share it (each uses its own members)."""
+    service = EmbeddedRunner(settings(tmp_path_factory.mktemp("shared")))
     results = Collector()
     service.on_result(results)
     await service.start()
@@ -101,6 +104,9 @@ async def test_python_error_keeps_traceback_without_sandbox_verdict(runner) -> N
     assert result.exit_code == 1
     assert "RuntimeError" in result.stderr and "snippet.py" in result.stderr
     assert result.error_message is None
+    # the colleague's catalogue explains it, attached where the result is delivered
+    assert result.explanation is not None
+    assert "mat1 and mat2 shapes cannot be multiplied" in result.explanation.matched
 
 
 async def test_code_too_large_is_rejected_with_sizes(runner) -> None:
@@ -226,7 +232,19 @@ async def test_jobs_cut_by_a_crash_are_reported_interrupted_at_next_start(tmp_pa
         await service.close()
 
 
-def test_weak_isolation_is_refused_unless_allowed(tmp_path: Path) -> None:
+async def test_a_dead_sandbox_fails_only_its_job_and_is_restarted(runner) -> None:
+    sub = await runner.submit(request(SLEEPY, "m:a"))
+    await started(runner, sub.job_id)
+    slot = runner._pool.slots[0]
+    slot._proc.kill()  # the zygote dies mid-job (OOM killer, a bug, an escaped snippet...)
+    result = await runner.results.wait(sub.job_id)
+    assert result.state is JobState.FAILED
+    assert result.error_message.startswith("the sandbox stopped during this job")
+    nxt = await runner.submit(request("print('back')", "m:b"))
+    assert (await runner.results.wait(nxt.job_id)).stdout == "back\n"
+
+
+async def test_weak_isolation_is_refused_unless_allowed(tmp_path: Path) -> None:
     weak = Isolation(Level.WEAK, None, os.geteuid() == 0, "bubblewrap not found")
     with pytest.raises(WeakIsolationError, match="RUNNER_ALLOW_WEAK_ISOLATION"):
         LocalPool(settings(tmp_path, allow_weak_isolation=False), isolation=weak, gpus=[])
@@ -255,7 +273,7 @@ async def test_weak_mode_when_allowed_still_runs_with_limits(tmp_path: Path) -> 
         await service.close()
 
 
-def test_make_runner_picks_backend_and_rejects_unknown(tmp_path: Path) -> None:
+async def test_make_runner_picks_backend_and_rejects_unknown(tmp_path: Path) -> None:
     assert isinstance(make_runner("embedded", journal_path=tmp_path / "j", gpus=[],
                                   allow_weak_isolation=True), EmbeddedRunner)
     with pytest.raises(ValueError, match="unknown runner backend"):
