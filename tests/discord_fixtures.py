@@ -1,4 +1,7 @@
-"""Fixtures for the Discord adapter tests: a fake Discord, a real app on SQLite, the real client."""
+"""Fixtures for the Discord adapter tests: a fake Discord, a real app on SQLite, the real client.
+
+Test modules import the ``*_fixture`` functions; pytest knows them by their short names.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +23,8 @@ from tests.fake_discord import FakeDiscord
 StartAdapter = Callable[[], Awaitable[DiscordAdapter]]
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
+@pytest.fixture(name="fake")
+async def fake_fixture() -> AsyncIterator[FakeDiscord]:
     server = FakeDiscord()
     await server.start()
     base, gateway = Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
@@ -30,8 +33,8 @@ async def fake() -> AsyncIterator[FakeDiscord]:
     Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway  # endpoints are process-wide
 
 
-@pytest.fixture
-def discord_clock() -> FakeClock:
+@pytest.fixture(name="discord_clock")
+def discord_clock_fixture() -> FakeClock:
     return FakeClock(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))  # a Wednesday
 
 
@@ -45,8 +48,8 @@ def discord_settings(fake: FakeDiscord, database_url: str) -> Settings:
     )
 
 
-@pytest.fixture
-async def app(
+@pytest.fixture(name="app")
+async def app_fixture(
     fake: FakeDiscord, tmp_path: Path, sqlite_template: Path, discord_clock: FakeClock
 ) -> AsyncIterator[App]:
     path = tmp_path / "discord.db"
@@ -58,8 +61,8 @@ async def app(
     await built.db.dispose()
 
 
-@pytest.fixture
-async def start_adapter(app: App) -> AsyncIterator[StartAdapter]:
+@pytest.fixture(name="start_adapter")
+async def start_adapter_fixture(app: App) -> AsyncIterator[StartAdapter]:
     """Start (or, called again, restart) the real discord.py adapter against the fake."""
     running: list[DiscordAdapter] = []
 

@@ -255,6 +255,10 @@ class FakeDiscord:
         path = request.path[len(API):]
         body, files = await _read_body(request)
         self.requests.append(Request(request.method, path, dict(request.query), body, files))
+        bot_route = not path.startswith(("/interactions/", "/webhooks/"))
+        if bot_route and request.headers.get("Authorization") != f"Bot {self.token}":
+            await self._notify()
+            return _error(401, 0, "401: Unauthorized")
         try:
             return await self._route(request.method, path.strip("/").split("/"), body, files)
         finally:
@@ -301,7 +305,8 @@ class FakeDiscord:
 
     def _store_commands(self, scope: str, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
         stored = [
-            {**cmd, "id": str(self.snowflake()), "application_id": str(self.app_id), "version": "1",
+            {"description": "", **cmd, "id": str(self.snowflake()),
+             "application_id": str(self.app_id), "version": "1",
              **({"guild_id": scope} if scope != "global" else {})}
             for cmd in body
         ]
@@ -384,6 +389,19 @@ class FakeDiscord:
 
     def in_channel(self, channel_id: int) -> list[dict[str, Any]]:
         return [m for m in self.messages.values() if int(m["channel_id"]) == channel_id]
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """Everything a reader sees in a message: content, embed titles, bodies and footers."""
+    parts = [message.get("content") or ""]
+    for embed in message.get("embeds") or []:
+        parts += [embed.get("title") or "", embed.get("description") or "",
+                  (embed.get("footer") or {}).get("text") or ""]
+    return "\n".join(parts)
+
+
+def buttons_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [b for row in message.get("components") or [] for b in row["components"]]
 
 
 def _option_type(value: Any) -> int:

@@ -7,19 +7,24 @@ from bot.app import App
 from bot.core.clock import FakeClock
 from bot.core.posts import order_of
 from bot.storage.models import Post
-from tests.discord_fixtures import StartAdapter, app, discord_clock, fake, start_adapter  # noqa: F401
-from tests.fake_discord import DEFERRED_CHANNEL_MESSAGE, EPHEMERAL, FakeDiscord, User
+from tests.discord_fixtures import (  # noqa: F401 - fixtures
+    StartAdapter,
+    app_fixture,
+    discord_clock_fixture,
+    fake_fixture,
+    start_adapter_fixture,
+)
+from tests.fake_discord import (
+    DEFERRED_CHANNEL_MESSAGE,
+    EPHEMERAL,
+    FakeDiscord,
+    User,
+    buttons_of,
+    text_of,
+)
 
 ALICE = User(800_000_000_000_000_001, "alice")
 BOB = User(800_000_000_000_000_002, "bob")
-
-
-def text_of(message: dict) -> str:
-    parts = [message.get("content") or ""]
-    for embed in message.get("embeds", []):
-        parts += [embed.get("title") or "", embed.get("description") or "",
-                  (embed.get("footer") or {}).get("text") or ""]
-    return "\n".join(parts)
 
 
 async def test_connects_and_identifies_through_configured_urls(
@@ -62,10 +67,6 @@ async def correct_position(app: App, post_id: int) -> int:
         post = await session.get(Post, post_id)
         assert post is not None
         return order_of(post).index(app.library[post.question_id].answer_index)
-
-
-def buttons_of(message: dict) -> list[dict]:
-    return [b for row in message["components"] for b in row["components"]]
 
 
 async def post_daily_now(fake: FakeDiscord) -> dict:
@@ -146,3 +147,24 @@ async def test_daily_answer_twice_restart_reveal_and_leaderboard(
     assert not (callback.json.get("data") or {}).get("flags", 0) & EPHEMERAL
     board = text_of(await fake.original_of(token))
     assert board.index("alice") < board.index("bob")
+
+
+async def test_round_runs_in_the_background_after_a_private_ack(
+    fake: FakeDiscord, start_adapter: StartAdapter
+) -> None:
+    """The fake clock jumps through each question's wait, so the whole round plays at once."""
+    await start_adapter()
+    token = await fake.slash("round", ALICE, count=1, seconds=10)
+    ack = await fake.original_of(token)
+    assert ack["flags"] & EPHEMERAL and "Round started" in text_of(ack)
+    final = await fake.wait_until(lambda: next(
+        (m for m in fake.in_channel(fake.channel_id) if "final standings" in text_of(m)), None))
+    [question] = [m for m in fake.in_channel(fake.channel_id) if "Round" in text_of(m)
+                  and "answer" in text_of(m) and m is not final]
+    assert not question["components"], "the revealed round question has no buttons left"
+    in_thread = [text_of(m) for m in fake.in_channel(int(question["id"]))]
+    assert any("Why:" in t for t in in_thread) and any("after question 1/1" in t for t in in_thread)
+
+    token = await fake.slash("round", ALICE, count=99)
+    refusal = await fake.original_of(token)
+    assert refusal["flags"] & EPHEMERAL and "count must be between" in text_of(refusal)

@@ -9,9 +9,21 @@ import pytest
 
 from bot.app import App
 from bot.core.runs import RunDesk
-from tests.discord_fixtures import StartAdapter, app, discord_clock, fake, start_adapter  # noqa: F401
-from tests.fake_discord import DEFERRED_CHANNEL_MESSAGE, EPHEMERAL, MODAL, FakeDiscord, User
-from tests.test_discord_flows import text_of
+from tests.discord_fixtures import (  # noqa: F401 - fixtures
+    StartAdapter,
+    app_fixture,
+    discord_clock_fixture,
+    fake_fixture,
+    start_adapter_fixture,
+)
+from tests.fake_discord import (
+    DEFERRED_CHANNEL_MESSAGE,
+    EPHEMERAL,
+    MODAL,
+    FakeDiscord,
+    User,
+    text_of,
+)
 
 CAROL = User(800_000_000_000_000_003, "carol")
 RESULT_TIMEOUT = 60
