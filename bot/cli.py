@@ -160,7 +160,7 @@ app.add_typer(discord_app, name="discord")
 
 @discord_app.command("sync")
 def discord_sync(
-    guild: int = typer.Option(None, "--guild", help="sync to one server only (instant; for testing)"),
+    guild: int = typer.Option(None, "--guild", help="one server only (instant; for testing)"),
 ) -> None:
     """Register the slash commands with Discord (the bot never syncs on start)."""
     import asyncio

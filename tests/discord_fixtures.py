@@ -55,7 +55,9 @@ async def app_fixture(
     path = tmp_path / "discord.db"
     shutil.copy(sqlite_template, path)
     built = await build_app(
-        discord_settings(fake, f"sqlite+aiosqlite:///{path}"), clock=discord_clock, with_runner=False
+        discord_settings(fake, f"sqlite+aiosqlite:///{path}"),
+        clock=discord_clock,
+        with_runner=False,
     )
     yield built
     await built.db.dispose()

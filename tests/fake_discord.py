@@ -46,8 +46,14 @@ class User:
     name: str
 
     def payload(self) -> dict[str, Any]:
-        return {"id": str(self.id), "username": self.name, "discriminator": "0",
-                "global_name": self.name, "avatar": None, "bot": False}
+        return {
+            "id": str(self.id),
+            "username": self.name,
+            "discriminator": "0",
+            "global_name": self.name,
+            "avatar": None,
+            "bot": False,
+        }
 
 
 def iso_now() -> str:
@@ -73,8 +79,14 @@ class FakeDiscord:
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self.port = 0
-        self.bot = {"id": str(self.app_id), "username": "torchdrill", "discriminator": "0",
-                    "global_name": None, "avatar": None, "bot": True}
+        self.bot = {
+            "id": str(self.app_id),
+            "username": "torchdrill",
+            "discriminator": "0",
+            "global_name": None,
+            "avatar": None,
+            "bot": True,
+        }
 
     # ---- server lifecycle ----------------------------------------------------------------
     async def start(self) -> None:
@@ -126,8 +138,12 @@ class FakeDiscord:
 
     def _ready(self, identify: dict[str, Any]) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "v": 10, "user": self.bot, "guilds": [], "session_id": f"s{next(self._ids)}",
-            "resume_gateway_url": self.gateway_url, "private_channels": [],
+            "v": 10,
+            "user": self.bot,
+            "guilds": [],
+            "session_id": f"s{next(self._ids)}",
+            "resume_gateway_url": self.gateway_url,
+            "private_channels": [],
             "application": {"id": str(self.app_id), "flags": 0},
         }
         if "shard" in identify:
@@ -147,30 +163,62 @@ class FakeDiscord:
 
     # ---- interactions --------------------------------------------------------------------
     def member(self, user: User, *, admin: bool = False) -> dict[str, Any]:
-        return {"user": user.payload(), "roles": [], "joined_at": iso_now(), "deaf": False,
-                "mute": False, "nick": None, "flags": 0,
-                "permissions": str(ADMIN_PERMISSIONS if admin else MEMBER_PERMISSIONS)}
+        return {
+            "user": user.payload(),
+            "roles": [],
+            "joined_at": iso_now(),
+            "deaf": False,
+            "mute": False,
+            "nick": None,
+            "flags": 0,
+            "permissions": str(ADMIN_PERMISSIONS if admin else MEMBER_PERMISSIONS),
+        }
 
     def channel_payload(self) -> dict[str, Any]:
-        return {"id": str(self.channel_id), "type": 0, "guild_id": str(self.guild_id),
-                "name": "pytorch-study", "position": 0, "permission_overwrites": [], "nsfw": False,
-                "parent_id": None, "topic": None, "last_message_id": None,
-                "rate_limit_per_user": 0, "flags": 0}
+        return {
+            "id": str(self.channel_id),
+            "type": 0,
+            "guild_id": str(self.guild_id),
+            "name": "pytorch-study",
+            "position": 0,
+            "permission_overwrites": [],
+            "nsfw": False,
+            "parent_id": None,
+            "topic": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+        }
 
     async def interact(
-        self, kind: int, data: dict[str, Any], user: User, *, admin: bool = False,
+        self,
+        kind: int,
+        data: dict[str, Any],
+        user: User,
+        *,
+        admin: bool = False,
         message: dict[str, Any] | None = None,
     ) -> str:
         """Send INTERACTION_CREATE like Discord does; returns the interaction token."""
         interaction_id = self.snowflake()
         token = f"itoken-{interaction_id}"
         payload: dict[str, Any] = {
-            "id": str(interaction_id), "application_id": str(self.app_id), "type": kind,
-            "data": data, "guild_id": str(self.guild_id), "channel_id": str(self.channel_id),
-            "channel": self.channel_payload(), "member": self.member(user, admin=admin),
-            "token": token, "version": 1, "app_permissions": str(ADMIN_PERMISSIONS),
-            "locale": "en-US", "guild_locale": "en-US", "entitlements": [],
-            "authorizing_integration_owners": {"0": str(self.guild_id)}, "context": 0,
+            "id": str(interaction_id),
+            "application_id": str(self.app_id),
+            "type": kind,
+            "data": data,
+            "guild_id": str(self.guild_id),
+            "channel_id": str(self.channel_id),
+            "channel": self.channel_payload(),
+            "member": self.member(user, admin=admin),
+            "token": token,
+            "version": 1,
+            "app_permissions": str(ADMIN_PERMISSIONS),
+            "locale": "en-US",
+            "guild_locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": str(self.guild_id)},
+            "context": 0,
             "attachment_size_limit": 10 * 1024 * 1024,
         }
         if message is not None:
@@ -187,13 +235,32 @@ class FakeDiscord:
         data = {"id": str(self.snowflake()), "name": name, "type": 1, "options": opts}
         return await self.interact(APPLICATION_COMMAND, data, user, admin=admin)
 
+    async def autocomplete(self, name: str, user: User, focused: str, **options: Any) -> str:
+        """The member is typing option ``focused``; the other options are already filled."""
+        opts = [
+            {
+                "name": k,
+                "type": _option_type(v),
+                "value": v,
+                **({"focused": True} if k == focused else {}),
+            }
+            for k, v in options.items()
+        ]
+        data = {"id": str(self.snowflake()), "name": name, "type": 1, "options": opts}
+        return await self.interact(AUTOCOMPLETE, data, user)
+
     async def click(self, message_id: int, custom_id: str, user: User) -> str:
         data = {"custom_id": custom_id, "component_type": 2}
         return await self.interact(MESSAGE_COMPONENT, data, user, message=self.messages[message_id])
 
     async def message_command(self, name: str, target: dict[str, Any], user: User) -> str:
-        data = {"id": str(self.snowflake()), "name": name, "type": 3, "target_id": target["id"],
-                "resolved": {"messages": {target["id"]: target}}}
+        data = {
+            "id": str(self.snowflake()),
+            "name": name,
+            "type": 3,
+            "target_id": target["id"],
+            "resolved": {"messages": {target["id"]: target}},
+        }
         return await self.interact(APPLICATION_COMMAND, data, user)
 
     async def submit_modal(self, modal: dict[str, Any], values: dict[str, str], user: User) -> str:
@@ -201,10 +268,15 @@ class FakeDiscord:
         rows = []
         for row in modal["components"]:
             inputs = row["components"] if row["type"] == 1 else [row["component"]]
-            filled = [{"type": 4, "custom_id": c["custom_id"], "value": values[c["custom_id"]]}
-                      for c in inputs]
-            rows.append({"type": 1, "components": filled} if row["type"] == 1
-                        else {"type": row["type"], "component": filled[0]})
+            filled = [
+                {"type": 4, "custom_id": c["custom_id"], "value": values[c["custom_id"]]}
+                for c in inputs
+            ]
+            rows.append(
+                {"type": 1, "components": filled}
+                if row["type"] == 1
+                else {"type": row["type"], "component": filled[0]}
+            )
         data = {"custom_id": modal["custom_id"], "components": rows}
         return await self.interact(MODAL_SUBMIT, data, user)
 
@@ -223,8 +295,12 @@ class FakeDiscord:
         return await asyncio.wait_for(check(), timeout)
 
     async def wait_for(
-        self, method: str, path_start: str, match: Callable[[Request], bool] = lambda r: True,
-        *, timeout: float = 5,
+        self,
+        method: str,
+        path_start: str,
+        match: Callable[[Request], bool] = lambda r: True,
+        *,
+        timeout: float = 5,
     ) -> Request:
         def found() -> Request | None:
             for r in self.requests:
@@ -238,11 +314,13 @@ class FakeDiscord:
         return [r for r in self.requests if r.method == method and r.path.startswith(path_start)]
 
     async def callback_of(self, token: str, timeout: float = 5) -> Request:
-        return await self.wait_for("POST", "/interactions/", lambda r: r.path.split("/")[3] == token,
-                                   timeout=timeout)
+        return await self.wait_for(
+            "POST", "/interactions/", lambda r: r.path.split("/")[3] == token, timeout=timeout
+        )
 
     async def original_of(self, token: str, timeout: float = 5) -> dict[str, Any]:
         """The original response once the bot filled it (no longer 'thinking')."""
+
         def done() -> dict[str, Any] | None:
             mid = self.originals.get(token)
             msg = self.messages.get(mid) if mid else None
@@ -252,7 +330,7 @@ class FakeDiscord:
 
     # ---- REST ----------------------------------------------------------------------------
     async def _rest(self, request: web.Request) -> web.StreamResponse:
-        path = request.path[len(API):]
+        path = request.path[len(API) :]
         body, files = await _read_body(request)
         self.requests.append(Request(request.method, path, dict(request.query), body, files))
         bot_route = not path.startswith(("/interactions/", "/webhooks/"))
@@ -269,8 +347,18 @@ class FakeDiscord:
     ) -> web.StreamResponse:
         match (method, parts):
             case ("GET", ["gateway", "bot"]):
-                return _json({"url": self.gateway_url, "shards": 1, "session_start_limit": {
-                    "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
+                return _json(
+                    {
+                        "url": self.gateway_url,
+                        "shards": 1,
+                        "session_start_limit": {
+                            "total": 1000,
+                            "remaining": 999,
+                            "reset_after": 0,
+                            "max_concurrency": 1,
+                        },
+                    }
+                )
             case ("GET", ["gateway"]):
                 return _json({"url": self.gateway_url})
             case ("GET", ["users", "@me"]):
@@ -287,7 +375,9 @@ class FakeDiscord:
                 mid = self.originals.get(token) if which == "@original" else int(which)
                 return self._message_op(method, mid, body, files)
             case ("POST", ["webhooks", _, token]):
-                message = self._new_message(self.channel_id, body, files, flags=body.get("flags", 0))
+                message = self._new_message(
+                    self.channel_id, body, files, flags=body.get("flags", 0)
+                )
                 return _json(message)
             case ("POST", ["channels", channel, "messages"]):
                 return _json(self._new_message(int(channel), body, files))
@@ -298,16 +388,31 @@ class FakeDiscord:
         return _error(404, 0, f"fake Discord has no route {method} /{'/'.join(parts)}")
 
     def _application(self) -> dict[str, Any]:
-        return {"id": str(self.app_id), "name": "torchdrill", "icon": None, "description": "",
-                "bot_public": True, "bot_require_code_grant": False, "owner": self.bot,
-                "verify_key": "0" * 64, "flags": 0, "team": None, "summary": "",
-                "interactions_endpoint_url": None}
+        return {
+            "id": str(self.app_id),
+            "name": "torchdrill",
+            "icon": None,
+            "description": "",
+            "bot_public": True,
+            "bot_require_code_grant": False,
+            "owner": self.bot,
+            "verify_key": "0" * 64,
+            "flags": 0,
+            "team": None,
+            "summary": "",
+            "interactions_endpoint_url": None,
+        }
 
     def _store_commands(self, scope: str, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
         stored = [
-            {"description": "", **cmd, "id": str(self.snowflake()),
-             "application_id": str(self.app_id), "version": "1",
-             **({"guild_id": scope} if scope != "global" else {})}
+            {
+                "description": "",
+                **cmd,
+                "id": str(self.snowflake()),
+                "application_id": str(self.app_id),
+                "version": "1",
+                **({"guild_id": scope} if scope != "global" else {}),
+            }
             for cmd in body
         ]
         self.commands[scope] = stored
@@ -324,25 +429,46 @@ class FakeDiscord:
             flags = data.get("flags", 0) | (LOADING if kind == DEFERRED_CHANNEL_MESSAGE else 0)
             message = self._new_message(self.channel_id, data, files, flags=flags)
             self.originals[token] = int(message["id"])
-            interaction.update(response_message_id=message["id"],
-                               response_message_loading=bool(flags & LOADING),
-                               response_message_ephemeral=bool(flags & EPHEMERAL))
+            interaction.update(
+                response_message_id=message["id"],
+                response_message_loading=bool(flags & LOADING),
+                response_message_ephemeral=bool(flags & EPHEMERAL),
+            )
             resource["message"] = message
         return _json({"interaction": interaction, "resource": resource})
 
     def _new_message(
-        self, channel_id: int, body: dict[str, Any], files: list[tuple[str, bytes]], *, flags: int = 0
+        self,
+        channel_id: int,
+        body: dict[str, Any],
+        files: list[tuple[str, bytes]],
+        *,
+        flags: int = 0,
     ) -> dict[str, Any]:
         if channel_id not in (self.channel_id, *self.threads):
-            raise web.HTTPNotFound(body=json.dumps({"code": 10003, "message": "Unknown Channel"}),
-                                   headers={"Content-Type": "application/json"})
+            raise web.HTTPNotFound(
+                body=json.dumps({"code": 10003, "message": "Unknown Channel"}),
+                headers={"Content-Type": "application/json"},
+            )
         mid = self.snowflake()
         message = {
-            "id": str(mid), "channel_id": str(channel_id), "guild_id": str(self.guild_id), "type": 0,
-            "author": self.bot, "content": body.get("content") or "", "embeds": body.get("embeds") or [],
-            "components": body.get("components") or [], "attachments": _attachments(files),
-            "mentions": [], "mention_roles": [], "mention_everyone": False, "pinned": False,
-            "tts": False, "timestamp": iso_now(), "edited_timestamp": None, "flags": flags,
+            "id": str(mid),
+            "channel_id": str(channel_id),
+            "guild_id": str(self.guild_id),
+            "type": 0,
+            "author": self.bot,
+            "content": body.get("content") or "",
+            "embeds": body.get("embeds") or [],
+            "components": body.get("components") or [],
+            "attachments": _attachments(files),
+            "mentions": [],
+            "mention_roles": [],
+            "mention_everyone": False,
+            "pinned": False,
+            "tts": False,
+            "timestamp": iso_now(),
+            "edited_timestamp": None,
+            "flags": flags,
         }
         self.messages[mid] = message
         return message
@@ -372,11 +498,23 @@ class FakeDiscord:
         if mid in self.threads:
             return _error(400, 160004, "A thread has already been created for this message")
         thread = {
-            "id": str(mid), "type": 11, "guild_id": str(self.guild_id), "parent_id": str(channel_id),
-            "owner_id": str(self.app_id), "name": body["name"], "last_message_id": None,
-            "rate_limit_per_user": 0, "message_count": 0, "member_count": 1, "flags": 0,
-            "thread_metadata": {"archived": False, "locked": False, "archive_timestamp": iso_now(),
-                                "auto_archive_duration": body.get("auto_archive_duration", 1440)},
+            "id": str(mid),
+            "type": 11,
+            "guild_id": str(self.guild_id),
+            "parent_id": str(channel_id),
+            "owner_id": str(self.app_id),
+            "name": body["name"],
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "message_count": 0,
+            "member_count": 1,
+            "flags": 0,
+            "thread_metadata": {
+                "archived": False,
+                "locked": False,
+                "archive_timestamp": iso_now(),
+                "auto_archive_duration": body.get("auto_archive_duration", 1440),
+            },
         }
         self.threads[mid] = thread
         return _json(thread, status=201)
@@ -395,8 +533,11 @@ def text_of(message: dict[str, Any]) -> str:
     """Everything a reader sees in a message: content, embed titles, bodies and footers."""
     parts = [message.get("content") or ""]
     for embed in message.get("embeds") or []:
-        parts += [embed.get("title") or "", embed.get("description") or "",
-                  (embed.get("footer") or {}).get("text") or ""]
+        parts += [
+            embed.get("title") or "",
+            embed.get("description") or "",
+            (embed.get("footer") or {}).get("text") or "",
+        ]
     return "\n".join(parts)
 
 
@@ -415,14 +556,23 @@ def _option_type(value: Any) -> int:
 
 
 def _attachments(files: list[tuple[str, bytes]]) -> list[dict[str, Any]]:
-    return [{"id": str(i), "filename": name, "size": len(content), "url": f"https://cdn/{name}",
-             "proxy_url": f"https://cdn/{name}"} for i, (name, content) in enumerate(files)]
+    return [
+        {
+            "id": str(i),
+            "filename": name,
+            "size": len(content),
+            "url": f"https://cdn/{name}",
+            "proxy_url": f"https://cdn/{name}",
+        }
+        for i, (name, content) in enumerate(files)
+    ]
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
     """discord.py only parses bodies whose Content-Type is exactly application/json."""
-    return web.Response(body=json.dumps(data).encode(), status=status,
-                        headers={"Content-Type": "application/json"})
+    return web.Response(
+        body=json.dumps(data).encode(), status=status, headers={"Content-Type": "application/json"}
+    )
 
 
 def _error(status: int, code: int, message: str) -> web.Response:

@@ -15,6 +15,7 @@ from tests.discord_fixtures import (  # noqa: F401 - fixtures
     start_adapter_fixture,
 )
 from tests.fake_discord import (
+    AUTOCOMPLETE_RESULT,
     DEFERRED_CHANNEL_MESSAGE,
     EPHEMERAL,
     FakeDiscord,
@@ -135,7 +136,9 @@ async def test_daily_answer_twice_restart_reveal_and_leaderboard(
     revealed = fake.messages[int(question["id"])]
     assert not revealed["components"]
     assert "2 answered" in text_of(revealed) and "50% correct" in text_of(revealed)
-    thread = await fake.wait_for("POST", f"/channels/{fake.channel_id}/messages/{question['id']}/threads")
+    thread = await fake.wait_for(
+        "POST", f"/channels/{fake.channel_id}/messages/{question['id']}/threads"
+    )
     assert thread.json["name"]
     [explanation] = fake.in_channel(int(question["id"]))  # thread id == starter message id
     assert "Why:" in text_of(explanation)
@@ -157,10 +160,16 @@ async def test_round_runs_in_the_background_after_a_private_ack(
     token = await fake.slash("round", ALICE, count=1, seconds=10)
     ack = await fake.original_of(token)
     assert ack["flags"] & EPHEMERAL and "Round started" in text_of(ack)
-    final = await fake.wait_until(lambda: next(
-        (m for m in fake.in_channel(fake.channel_id) if "final standings" in text_of(m)), None))
-    [question] = [m for m in fake.in_channel(fake.channel_id) if "Round" in text_of(m)
-                  and "answer" in text_of(m) and m is not final]
+    final = await fake.wait_until(
+        lambda: next(
+            (m for m in fake.in_channel(fake.channel_id) if "final standings" in text_of(m)), None
+        )
+    )
+    [question] = [
+        m
+        for m in fake.in_channel(fake.channel_id)
+        if "Round" in text_of(m) and "answer" in text_of(m) and m is not final
+    ]
     assert not question["components"], "the revealed round question has no buttons left"
     in_thread = [text_of(m) for m in fake.in_channel(int(question["id"]))]
     assert any("Why:" in t for t in in_thread) and any("after question 1/1" in t for t in in_thread)
@@ -168,3 +177,22 @@ async def test_round_runs_in_the_background_after_a_private_ack(
     token = await fake.slash("round", ALICE, count=99)
     refusal = await fake.original_of(token)
     assert refusal["flags"] & EPHEMERAL and "count must be between" in text_of(refusal)
+
+
+async def test_topic_autocomplete_and_bad_schedule_input(
+    fake: FakeDiscord, start_adapter: StartAdapter, app: App
+) -> None:
+    await start_adapter()
+    token = await fake.autocomplete("quiz", ALICE, focused="topic", topic="")
+    callback = await fake.callback_of(token)
+    assert callback.json["type"] == AUTOCOMPLETE_RESULT
+    offered = {c["value"] for c in callback.json["data"]["choices"]}
+    assert offered and offered <= set(app.library.topics_in_use())
+
+    token = await fake.slash(
+        "daily", ALICE, admin=True, sub="schedule", time="09:00", timezone="Mars/Olympus"
+    )
+    reply = await fake.original_of(token)
+    assert reply["flags"] & EPHEMERAL and "unknown timezone 'Mars/Olympus'" in text_of(reply)
+    token = await fake.slash("daily", ALICE, admin=True, sub="status")
+    assert "No daily question here yet" in text_of(await fake.original_of(token))

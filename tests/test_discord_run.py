@@ -34,8 +34,13 @@ async def runs(app: App, tmp_path: Path) -> AsyncIterator[RunDesk]:
     from runner.service import make_runner
 
     runner = make_runner(
-        "embedded", warm=False, allow_weak_isolation=True, gpus=[], timeout_s=20,
-        journal_path=tmp_path / "journal.sqlite3", rate_per_minute=30,
+        "embedded",
+        warm=False,
+        allow_weak_isolation=True,
+        gpus=[],
+        timeout_s=20,
+        journal_path=tmp_path / "journal.sqlite3",
+        rate_per_minute=30,
     )
     desk = RunDesk(runner, app.publisher)
     app.runs = desk
@@ -47,8 +52,9 @@ async def runs(app: App, tmp_path: Path) -> AsyncIterator[RunDesk]:
 
 async def result_in_thread(fake: FakeDiscord, ack_id: int) -> dict:
     """The runner's result, posted with the bot token into the thread of the acknowledgement."""
-    await fake.wait_for("POST", f"/channels/{fake.channel_id}/messages/{ack_id}/threads",
-                        timeout=RESULT_TIMEOUT)
+    await fake.wait_for(
+        "POST", f"/channels/{fake.channel_id}/messages/{ack_id}/threads", timeout=RESULT_TIMEOUT
+    )
     post = await fake.wait_for("POST", f"/channels/{ack_id}/messages", timeout=RESULT_TIMEOUT)
     [message] = fake.in_channel(ack_id)
     assert post.query.get("wait") is None  # a bot-token channel post, not a webhook follow-up
@@ -71,7 +77,9 @@ async def test_run_modal_output_arrives_in_a_thread(
     assert callback.json["type"] == DEFERRED_CHANNEL_MESSAGE
     assert not (callback.json.get("data") or {}).get("flags", 0) & EPHEMERAL
     ack = await fake.wait_until(
-        lambda: (m := fake.messages.get(fake.originals.get(token, 0))) and "queued" in text_of(m) and m
+        lambda: (
+            (m := fake.messages.get(fake.originals.get(token, 0))) and "queued" in text_of(m) and m
+        )
     )
     assert "print(1 + 1)" in text_of(ack)
 
@@ -90,7 +98,9 @@ async def test_run_code_message_command_uploads_long_output_as_a_file(
     callback = await fake.callback_of(token)
     assert callback.json["type"] == DEFERRED_CHANNEL_MESSAGE
     ack = await fake.wait_until(
-        lambda: (m := fake.messages.get(fake.originals.get(token, 0))) and "queued" in text_of(m) and m
+        lambda: (
+            (m := fake.messages.get(fake.originals.get(token, 0))) and "queued" in text_of(m) and m
+        )
     )
     await result_in_thread(fake, int(ack["id"]))
     [upload] = fake.sent("POST", f"/channels/{ack['id']}/messages")

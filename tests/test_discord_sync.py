@@ -20,14 +20,26 @@ from tests.discord_fixtures import (  # noqa: F401 - fixtures
 )
 from tests.fake_discord import EPHEMERAL, FakeDiscord, User, text_of
 
-EXPECTED = {"quiz", "review", "round", "stats", "leaderboard", "group", "daily", "run", "help",
-            "Run code"}
+EXPECTED = {
+    "quiz",
+    "review",
+    "round",
+    "stats",
+    "leaderboard",
+    "group",
+    "daily",
+    "run",
+    "help",
+    "Run code",
+}
 
 
 async def test_sync_to_one_guild_registers_every_command_without_the_gateway(
     fake: FakeDiscord,
 ) -> None:
-    names = await sync_commands(discord_settings(fake, "sqlite+aiosqlite:///unused.db"), fake.guild_id)
+    names = await sync_commands(
+        discord_settings(fake, "sqlite+aiosqlite:///unused.db"), fake.guild_id
+    )
     assert set(names) == EXPECTED
     [put] = fake.sent("PUT", f"/applications/{fake.app_id}/guilds/{fake.guild_id}/commands")
     by_name = {c["name"]: c for c in put.json}
@@ -41,8 +53,10 @@ async def test_sync_to_one_guild_registers_every_command_without_the_gateway(
 
 
 def invoke(fake: FakeDiscord, *args: str, token: str | None = None) -> object:
-    env = {"DISCORD_TOKEN": fake.token if token is None else token,
-           "DISCORD_API_BASE_URL": fake.api_base_url}
+    env = {
+        "DISCORD_TOKEN": fake.token if token is None else token,
+        "DISCORD_API_BASE_URL": fake.api_base_url,
+    }
     get_settings.cache_clear()
     try:
         return CliRunner().invoke(cli, ["discord", "sync", *args], env=env)

@@ -91,15 +91,21 @@ class ShardedDrillClient(_Drill, discord.AutoShardedClient):
         self._init_drill(handlers)
 
 
-def make_client(settings: Settings, handlers: Handlers | None = None) -> DrillClient | ShardedDrillClient:
+def make_client(
+    settings: Settings, handlers: Handlers | None = None
+) -> DrillClient | ShardedDrillClient:
     """A sharded client when shard settings are given; slash commands need no privileged intents."""
     intents = discord.Intents.none()
     intents.guilds = True
     if settings.discord_shard_ids is not None and settings.discord_shard_count is None:
-        raise DiscordConfigError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards)")
+        raise DiscordConfigError(
+            "DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards)"
+        )
     if settings.discord_shard_count is not None or settings.discord_shard_ids is not None:
         return ShardedDrillClient(
-            handlers, intents=intents, shard_count=settings.discord_shard_count,
+            handlers,
+            intents=intents,
+            shard_count=settings.discord_shard_count,
             shard_ids=settings.discord_shard_ids,
         )
     return DrillClient(handlers, intents=intents)

@@ -44,19 +44,30 @@ async def topic_autocomplete(
 
 
 @app_commands.command(name="quiz", description="A private quiz")
-@app_commands.describe(topic="topic (default: all)", count="how many questions (1-20)",
-                       difficulty="1 easy, 2 medium, 3 hard")
+@app_commands.describe(
+    topic="topic (default: all)",
+    count="how many questions (1-20)",
+    difficulty="1 easy, 2 medium, 3 hard",
+)
 @app_commands.autocomplete(topic=topic_autocomplete)
 async def quiz(
-    interaction: discord.Interaction, topic: str | None = None, count: int = 5,
+    interaction: discord.Interaction,
+    topic: str | None = None,
+    count: int = 5,
     difficulty: int | None = None,
 ) -> None:
     h = handlers(interaction)
-    await h.answer(interaction, lambda: h.app.drill.quiz(
-        who_of(interaction), topic=topic, count=count, difficulty=difficulty))
+    await h.answer(
+        interaction,
+        lambda: h.app.drill.quiz(
+            who_of(interaction), topic=topic, count=count, difficulty=difficulty
+        ),
+    )
 
 
-@app_commands.command(name="review", description="Spaced repetition: due cards first, then weak topics")
+@app_commands.command(
+    name="review", description="Spaced repetition: due cards first, then weak topics"
+)
 @app_commands.describe(count="how many cards")
 async def review(interaction: discord.Interaction, count: int = 10) -> None:
     h = handlers(interaction)
@@ -64,15 +75,18 @@ async def review(interaction: discord.Interaction, count: int = 10) -> None:
 
 
 @app_commands.command(name="round", description="A live quiz round in this channel")
-@app_commands.describe(count="questions", seconds="seconds per question", topic="topic (default: all)")
+@app_commands.describe(
+    count="questions", seconds="seconds per question", topic="topic (default: all)"
+)
 @app_commands.autocomplete(topic=topic_autocomplete)
 @app_commands.guild_only()
 async def round_(
     interaction: discord.Interaction, count: int = 5, seconds: int = 30, topic: str | None = None
 ) -> None:
     h = handlers(interaction)
-    await h.answer(interaction, lambda: h.start_round(
-        interaction, count=count, seconds=seconds, topic=topic))
+    await h.answer(
+        interaction, lambda: h.start_round(interaction, count=count, seconds=seconds, topic=topic)
+    )
 
 
 @app_commands.command(name="stats", description="Your accuracy, mastery per topic and streaks")
@@ -83,12 +97,17 @@ async def stats(interaction: discord.Interaction) -> None:
 
 
 @app_commands.command(name="leaderboard", description="Who scored most")
-@app_commands.describe(scope="channel, server or study group", period="week, month or all time",
-                       group="study group name (with scope: a study group)")
+@app_commands.describe(
+    scope="channel, server or study group",
+    period="week, month or all time",
+    group="study group name (with scope: a study group)",
+)
 @app_commands.choices(scope=SCOPES, period=PERIODS)
 @app_commands.guild_only()
 async def leaderboard(
-    interaction: discord.Interaction, scope: str | None = None, period: str | None = None,
+    interaction: discord.Interaction,
+    scope: str | None = None,
+    period: str | None = None,
     group: str | None = None,
 ) -> None:
     h = handlers(interaction)
@@ -105,30 +124,50 @@ async def leaderboard(
 @app_commands.describe(action="what to do", name="group name")
 @app_commands.choices(action=GROUP_ACTIONS)
 @app_commands.guild_only()
-async def group(interaction: discord.Interaction, action: str = "list", name: str | None = None) -> None:
+async def group(
+    interaction: discord.Interaction, action: str = "list", name: str | None = None
+) -> None:
     h = handlers(interaction)
     await h.answer(interaction, lambda: h.app.drill.group(who_of(interaction), action, name))
 
 
 daily = app_commands.Group(
-    name="daily", description="The channel's daily question (Manage Server)", guild_only=True,
+    name="daily",
+    description="The channel's daily question (Manage Server)",
+    guild_only=True,
     default_permissions=discord.Permissions(manage_guild=True),
 )
 
 
 @daily.command(name="schedule", description="Post a daily question here at a fixed time")
-@app_commands.describe(time="HH:MM", timezone="IANA name, e.g. Europe/Berlin",
-                       weekdays="e.g. mon-fri or mon,wed,fri", topic="topic (default: all)",
-                       reveal_after_hours="hours until the answer is revealed")
+@app_commands.describe(
+    time="HH:MM",
+    timezone="IANA name, e.g. Europe/Berlin",
+    weekdays="e.g. mon-fri or mon,wed,fri",
+    topic="topic (default: all)",
+    reveal_after_hours="hours until the answer is revealed",
+)
 @app_commands.autocomplete(topic=topic_autocomplete)
 async def daily_schedule(
-    interaction: discord.Interaction, time: str, timezone: str = "UTC", weekdays: str | None = None,
-    topic: str | None = None, reveal_after_hours: float | None = None,
+    interaction: discord.Interaction,
+    time: str,
+    timezone: str = "UTC",
+    weekdays: str | None = None,
+    topic: str | None = None,
+    reveal_after_hours: float | None = None,
 ) -> None:
     h = handlers(interaction)
-    await h.daily(interaction, lambda where: h.app.daily.set_schedule(
-        where, at=time, timezone=timezone, weekdays=weekdays, topic=topic,
-        reveal_after_hours=reveal_after_hours))
+    await h.daily(
+        interaction,
+        lambda where: h.app.daily.set_schedule(
+            where,
+            at=time,
+            timezone=timezone,
+            weekdays=weekdays,
+            topic=topic,
+            reveal_after_hours=reveal_after_hours,
+        ),
+    )
 
 
 @daily.command(name="pause", description="Pause the daily question in this channel")
@@ -155,7 +194,9 @@ async def daily_status(interaction: discord.Interaction) -> None:
     await h.daily(interaction, h.app.daily.status)
 
 
-@app_commands.command(name="run", description="Run a PyTorch snippet in a sandbox; output in a thread")
+@app_commands.command(
+    name="run", description="Run a PyTorch snippet in a sandbox; output in a thread"
+)
 async def run(interaction: discord.Interaction) -> None:
     h = handlers(interaction)
     if h.app.runs is None:
@@ -176,7 +217,16 @@ async def help_(interaction: discord.Interaction) -> None:
 
 
 COMMANDS: list[app_commands.Command | app_commands.Group | app_commands.ContextMenu] = [
-    quiz, review, round_, stats, leaderboard, group, daily, run, run_code, help_,
+    quiz,
+    review,
+    round_,
+    stats,
+    leaderboard,
+    group,
+    daily,
+    run,
+    run_code,
+    help_,
 ]
 
 

@@ -76,15 +76,20 @@ class Handlers:
         await interaction.edit_original_response(**kwargs)
 
     async def answer(
-        self, interaction: discord.Interaction, work: Callable[[], Awaitable[Message]], *,
+        self,
+        interaction: discord.Interaction,
+        work: Callable[[], Awaitable[Message]],
+        *,
         ephemeral: bool = True,
     ) -> None:
-        """Defer, run ``work`` (a core call), reply; failures become a polite notice, not silence."""
+        """Defer, run ``work`` (a core call), reply; a failure becomes a polite notice."""
         await self.defer(interaction, ephemeral=ephemeral)
         try:
             message = await work()
         except Exception:
-            log.exception("discord interaction failed", extra={"command": _command_name(interaction)})
+            log.exception(
+                "discord interaction failed", extra={"command": _command_name(interaction)}
+            )
             message = render.notice(SORRY)
         await self.reply(interaction, message, deferred_ephemeral=ephemeral)
 
@@ -118,7 +123,9 @@ class Handlers:
         sent = await interaction.edit_original_response(**render_message(ack).send_kwargs())
         ref = make_ref(interaction.channel_id or sent.channel.id, sent.id)
         try:
-            status = await runs.submit(who_of(interaction), where_of(interaction), code, thread_of=ref)
+            status = await runs.submit(
+                who_of(interaction), where_of(interaction), code, thread_of=ref
+            )
         except Exception:
             log.exception("/run submission failed")
             status = render.notice(SORRY)
@@ -138,7 +145,9 @@ class Handlers:
         )
         if isinstance(started, Message):
             return started
-        self.background(self.app.drill.play_round(started, where, self.publisher), f"round {started}")
+        self.background(
+            self.app.drill.play_round(started, where, self.publisher), f"round {started}"
+        )
         return render.notice(f"Round started: {count} question(s), {seconds} s each. Good luck!")
 
     def background(self, work: Awaitable[object], name: str) -> None:

@@ -77,7 +77,10 @@ def button_view(buttons: list[Button]) -> discord.ui.View | None:
     for index, button in enumerate(buttons[:limit]):
         view.add_item(
             ActionButton(
-                button.action_id, button.label, STYLES[button.style], disabled=button.disabled,
+                button.action_id,
+                button.label,
+                STYLES[button.style],
+                disabled=button.disabled,
                 row=index // BUTTONS_PER_ROW,
             )
         )

@@ -31,11 +31,18 @@ def handlers_of(interaction: discord.Interaction) -> InteractionHandlers:
 
 class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=ACTION_PATTERN):
     def __init__(
-        self, action_id: str, label: str, style: discord.ButtonStyle = discord.ButtonStyle.secondary,
-        *, disabled: bool = False, row: int | None = None,
+        self,
+        action_id: str,
+        label: str,
+        style: discord.ButtonStyle = discord.ButtonStyle.secondary,
+        *,
+        disabled: bool = False,
+        row: int | None = None,
     ) -> None:
         super().__init__(
-            discord.ui.Button(label=label, style=style, custom_id=action_id, disabled=disabled, row=row)
+            discord.ui.Button(
+                label=label, style=style, custom_id=action_id, disabled=disabled, row=row
+            )
         )
         self.action_id = action_id
 
