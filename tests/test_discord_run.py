@@ -102,6 +102,8 @@ async def test_run_code_message_command_uploads_long_output_as_a_file(
             (m := fake.messages.get(fake.originals.get(token, 0))) and "queued" in text_of(m) and m
         )
     )
+    assert "Why is this long" not in text_of(ack)  # the preview shows only the fenced code
+    assert "print('x' * 3000)" in text_of(ack)
     await result_in_thread(fake, int(ack["id"]))
     [upload] = fake.sent("POST", f"/channels/{ack['id']}/messages")
     names = [name for name, _ in upload.files]

@@ -17,7 +17,8 @@ from bot.adapters.discord.publisher import DiscordPublisher, make_ref
 from bot.adapters.discord.render import render_message
 from bot.core import render
 from bot.core.identity import Where, Who
-from bot.core.messages import Message
+from bot.core.messages import Message, truncate
+from bot.core.runs import clean_code
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -108,7 +109,10 @@ class Handlers:
             if ref is None and interaction.message is not None:
                 ref = make_ref(interaction.message.channel.id, interaction.message.id)
             if ref is not None:
-                await self.publisher.update(where_of(interaction), ref, outcome.public)
+                try:
+                    await self.publisher.update(where_of(interaction), ref, outcome.public)
+                except discord.HTTPException:  # e.g. the post was deleted; the answer counts
+                    log.warning("could not refresh the answer count of %s", ref, exc_info=True)
 
     # ---- /run ----------------------------------------------------------------------------
     async def on_run_code(self, interaction: discord.Interaction, code: str) -> None:
@@ -119,7 +123,7 @@ class Handlers:
             return
         await self.defer(interaction, ephemeral=False)
         ack = Message(title=f"/run by {interaction.user.display_name}")
-        ack.code(code.strip("\n")[:RUN_CODE_PREVIEW] or " ")
+        ack.code(truncate(clean_code(code), RUN_CODE_PREVIEW, "# … (cut here)")[0] or " ")
         sent = await interaction.edit_original_response(**render_message(ack).send_kwargs())
         ref = make_ref(interaction.channel_id or sent.channel.id, sent.id)
         try:
