@@ -6,6 +6,7 @@ Keys (all under `key_prefix`, except arq's own `arq:job:*` / `arq:in-progress:*`
   {p}:results          results waiting for the bot (list); {p}:delivering while handing over
   {p}:active:{member}  the member's unfinished job id; {p}:rate:{member} recent submissions
   {p}:cancel:{id}      a cancel request for a running job, watched by its worker
+  {p}:published:{id}   set with the result, so a retried arq job never answers twice
 
 Results go through a Redis list rather than a callback so that a bot restarted in the
 middle of a job still delivers it: whatever is in the list when it comes back is sent.
@@ -66,6 +67,9 @@ class Keys:
     def cancel(self, job_id: str) -> str:
         return f"{self.prefix}:cancel:{job_id}"
 
+    def published(self, job_id: str) -> str:
+        return f"{self.prefix}:published:{job_id}"
+
 
 def redis_settings(url: str) -> RedisSettings:
     return RedisSettings.from_dsn(url)
@@ -73,7 +77,10 @@ def redis_settings(url: str) -> RedisSettings:
 
 async def publish(redis: ArqRedis, keys: Keys, result: JobResult) -> None:
     """Hand a finished job to the bot and free its member for the next one."""
-    await redis.lpush(keys.results, json.dumps(result.to_dict()))
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.lpush(keys.results, json.dumps(result.to_dict()))
+        pipe.set(keys.published(result.job_id), "1", ex=REQUEST_TTL_S)
+        await pipe.execute()
     await redis.eval(_RELEASE, 1, keys.active(result.request.requester), result.job_id)
 
 
@@ -198,6 +205,8 @@ async def run_snippet(ctx: dict[str, Any], job_id: str, request_data: dict[str, 
     keys: Keys = ctx["keys"]
     pool: LocalPool = ctx["pool"]
     request = JobRequest.from_dict(request_data)
+    if await redis.exists(keys.published(job_id)):
+        return "already published"  # stopped between publishing and arq's bookkeeping
     if ctx.get("job_try", 1) > 1:  # a worker died mid-job; untrusted code is not re-run
         result = interrupted_result(job_id, request, was_running=True)
     elif await redis.exists(keys.cancel(job_id)):

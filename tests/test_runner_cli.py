@@ -68,8 +68,10 @@ async def test_worker_command_serves_the_queue_and_stops_on_sigterm(tmp_path: Pa
     got: asyncio.Queue[JobResult] = asyncio.Queue()
     runner.on_result(got.put)
     await runner.start()
+    job_ids: list[str] = []
     try:
         sub = await runner.submit(JobRequest("print(6 * 7)", "cli:a", {"channel": "x"}))
+        job_ids.append(sub.job_id)
         result = await asyncio.wait_for(got.get(), 90)
         assert (result.job_id, result.state, result.stdout) == (sub.job_id, JobState.DONE, "42\n")
     finally:
@@ -80,6 +82,7 @@ async def test_worker_command_serves_the_queue_and_stops_on_sigterm(tmp_path: Pa
         finally:
             worker.kill()
         keys = [k async for k in client.scan_iter(f"{prefix}*")]
+        keys += [f"arq:{kind}:{i}" for i in job_ids for kind in ("job", "retry", "in-progress")]
         if keys:
             await client.delete(*keys)
         await client.aclose()

@@ -15,12 +15,13 @@ import redis.asyncio as aioredis
 from runner.isolation import Level, detect
 from runner.jobs import JobRejected, JobRequest, JobResult, JobState
 from runner.pool import NO_GPU_NOTE
-from runner.redis_queue import RedisRunner, build_worker
+from runner.redis_queue import Keys, RedisRunner, build_worker, run_snippet
 from runner.settings import RunnerSettings
 
 pytestmark = pytest.mark.redis
 REDIS_URL = os.environ.get("TORCHDRILL_TEST_REDIS", "redis://127.0.0.1:6379/0")
 REQUIRE = os.environ.get("TORCHDRILL_REQUIRE_SERVICES") == "1"
+SUBMITTED: list[str] = []
 SLEEPY = "import time\nprint('started', flush=True)\ntime.sleep(30)"
 
 
@@ -57,9 +58,8 @@ async def conf(tmp_path: Path) -> AsyncIterator[RunnerSettings]:
         cpu_time_s=10, memory_mb=512, max_procs=64, queue_cap=3, rate_per_minute=30,
         journal_path=tmp_path / "unused",
         allow_weak_isolation=not REQUIRE and detect().level is Level.WEAK)
-    ids = [k.decode().rsplit(":", 1)[-1] async for k in client.scan_iter(f"{prefix}:req:*")]
     doomed = [k async for k in client.scan_iter(f"{prefix}*")]
-    for job_id in ids:
+    for job_id in SUBMITTED:
         doomed += [f"arq:job:{job_id}", f"arq:in-progress:{job_id}", f"arq:result:{job_id}",
                    f"arq:retry:{job_id}"]
     if doomed:
@@ -83,6 +83,14 @@ async def worker(conf: RunnerSettings) -> AsyncIterator[None]:
 @contextlib.asynccontextmanager
 async def bot(conf: RunnerSettings) -> AsyncIterator[tuple[RedisRunner, Collector]]:
     runner = RedisRunner(conf)
+    submit = runner.submit
+
+    async def tracked(request: JobRequest):  # remember ids so arq's own keys get cleaned up
+        sub = await submit(request)
+        SUBMITTED.append(sub.job_id)
+        return sub
+
+    runner.submit = tracked  # type: ignore[method-assign]
     results = Collector()
     runner.on_result(results)
     await runner.start()
@@ -170,3 +178,19 @@ async def test_cancel_running_job_stops_the_sandbox(conf: RunnerSettings) -> Non
         # the worker keeps serving
         nxt = await runner.submit(req("print('next')", "u:b"))
         assert (await results.wait(nxt.job_id)).stdout == "next\n"
+
+
+async def test_a_retried_job_is_reported_interrupted_once_and_never_rerun(
+        conf: RunnerSettings) -> None:
+    async with bot(conf) as (runner, results):
+        keys = Keys(conf.key_prefix)
+        # arq retries a job whose worker died mid-run; no pool: the code must not run again
+        ctx = {"redis": runner.redis, "keys": keys, "pool": None, "job_try": 2}
+        request = req("print('would run twice')", "u:a").to_dict()
+        SUBMITTED.append("retried-job")
+        assert await run_snippet(ctx, "retried-job", request) == "interrupted"
+        result = await results.wait("retried-job")
+        assert result.state is JobState.INTERRUPTED and result.stdout == ""
+        assert await run_snippet(ctx, "retried-job", request) == "already published"
+        await asyncio.sleep(0.3)
+        assert await runner.redis.llen(keys.results) == 0
