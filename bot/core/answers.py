@@ -7,6 +7,7 @@ retries and races between replicas record one answer; the loser is told what the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from fsrs import Rating
 from sqlalchemy import select
@@ -75,6 +76,29 @@ async def _existing(session: AsyncSession, post_id: int, member_id: int) -> Answ
     )
 
 
+def _elapsed_ms(post: Post, now: datetime) -> int:
+    return max(0, int((now - as_utc(post.opened_at)).total_seconds() * 1000))
+
+
+def _answer_row(
+    post: Post, question: Question, member: MemberRef, now: datetime,
+    *, choice: int, correct: bool, points: int,
+) -> dict[str, object]:
+    return dict(
+        post_id=post.id,
+        member_id=member.id,
+        workspace_id=member.workspace_id,
+        channel_id=post.channel_id,
+        question_id=question.id,
+        topic=question.topic,
+        choice=choice,
+        correct=correct,
+        points=points,
+        response_ms=_elapsed_ms(post, now),
+        answered_at=now,
+    )
+
+
 async def _insert(session: AsyncSession, values: dict[str, object]) -> bool:
     inserted = await session.scalar(
         dialect_insert(session, Answer).values(**values).on_conflict_do_nothing().returning(Answer.id)
@@ -105,29 +129,16 @@ async def record_pick(
     original = order[position]
     correct = original == question.answer_index
     channel = await session.get(Channel, post.channel_id) if post.channel_id else None
-    response_ms = int((now - as_utc(post.opened_at)).total_seconds() * 1000)
     bonus = post.kind == "round" or bool(channel and channel.speed_bonus)
     points = points_for(
         kind=post.kind,
         correct=correct,
         difficulty=question.difficulty,
-        response_ms=response_ms,
+        response_ms=_elapsed_ms(post, now),
         window_ms=int(window(post).total_seconds() * 1000),
         bonus=bonus,
     )
-    values = dict(
-        post_id=post.id,
-        member_id=member.id,
-        workspace_id=member.workspace_id,
-        channel_id=post.channel_id,
-        question_id=question.id,
-        topic=question.topic,
-        choice=original,
-        correct=correct,
-        points=points,
-        response_ms=max(0, response_ms),
-        answered_at=now,
-    )
+    values = _answer_row(post, question, member, now, choice=original, correct=correct, points=points)
     if not await _insert(session, values):
         existing = await _existing(session, post.id, member.id)
         choice = existing.choice if existing else original
@@ -181,25 +192,12 @@ async def record_grade(
     post, question, member = loaded.post, loaded.question, loaded.member
     if question.kind is Kind.MCQ or grade not in (1, 2, 3, 4):
         return Outcome(render.notice("That button does not match this question."), post_id)
-    existing = await _existing(session, post.id, member.id)
-    if existing is not None:
-        return Outcome(render.already_answered(question, [], existing.choice, question.kind), post_id)
     now = clock.now()
-    values = dict(
-        post_id=post.id,
-        member_id=member.id,
-        workspace_id=member.workspace_id,
-        channel_id=post.channel_id,
-        question_id=question.id,
-        topic=question.topic,
-        choice=grade,
-        correct=grade >= Rating.Good,
-        points=0,
-        response_ms=max(0, int((now - as_utc(post.opened_at)).total_seconds() * 1000)),
-        answered_at=now,
-    )
+    values = _answer_row(post, question, member, now, choice=grade, correct=grade >= Rating.Good, points=0)
     if not await _insert(session, values):
-        return Outcome(render.already_answered(question, [], grade, question.kind), post_id)
+        existing = await _existing(session, post.id, member.id)
+        choice = existing.choice if existing else grade
+        return Outcome(render.already_answered(question, [], choice, question.kind), post_id)
     due = await srs.review(session, member.id, question.id, Rating(grade), now)
     post.closed_at = now
     label = dict((g, lbl) for g, lbl, _ in render.GRADES)[grade]

@@ -147,9 +147,10 @@ async def after_answer(session: AsyncSession, post: Post, reply: Message) -> Non
         reply.text(await _summary(session, quiz))
 
 
-async def next_question(
-    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
-) -> Message:
+async def _own_quiz(
+    session: AsyncSession, clock: Clock, who: Who, post_id: int
+) -> tuple[Post, Quiz] | Message:
+    """The post and quiz behind a Next/Stop button, if they belong to the member clicking."""
     post = await session.get(Post, post_id)
     if post is None or post.quiz_id is None:
         return render.notice("That quiz no longer exists. Start a new one with /quiz.")
@@ -158,6 +159,16 @@ async def next_question(
         return render.notice("This is someone else's quiz. Start your own with /quiz.")
     quiz = await session.get(Quiz, post.quiz_id)
     assert quiz is not None
+    return post, quiz
+
+
+async def next_question(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
+) -> Message:
+    owned = await _own_quiz(session, clock, who, post_id)
+    if isinstance(owned, Message):
+        return owned
+    post, quiz = owned
     if quiz.finished_at is not None:
         return render.notice(await _summary(session, quiz))
     index = await _index_of(session, post)
@@ -179,13 +190,9 @@ async def next_question(
 
 
 async def stop(session: AsyncSession, clock: Clock, who: Who, post_id: int) -> Message:
-    post = await session.get(Post, post_id)
-    if post is None or post.quiz_id is None:
-        return render.notice("That quiz no longer exists.")
-    member = await member_row(session, who, clock)
-    if post.member_id != member.id:
-        return render.notice("This is someone else's quiz.")
-    quiz = await session.get(Quiz, post.quiz_id)
-    assert quiz is not None
+    owned = await _own_quiz(session, clock, who, post_id)
+    if isinstance(owned, Message):
+        return owned
+    _post, quiz = owned
     quiz.finished_at = quiz.finished_at or clock.now()
     return render.notice(await _summary(session, quiz))
