@@ -234,9 +234,22 @@ def migrate(
 
 
 @app.command()
-def play() -> None:
-    """Interactive console playground on a local SQLite file."""
-    not_available("play")
+def play(
+    db: Path = typer.Option(Path("data/playground.db"), "--db", help="SQLite file (created and migrated)"),
+    name: str = typer.Option(None, "--name", help="your player name (default: your OS user name)"),
+) -> None:
+    """Interactive console playground on a local SQLite file: no Discord or Slack token needed."""
+    from bot.adapters.console.launch import main as play_main
+
+    if db.exists() and db.is_dir():
+        err_console.print(f"--db {db} is a directory; give a file path such as {db / 'playground.db'}",
+                          markup=False)
+        raise typer.Exit(code=2)
+    try:
+        play_main(db, name)
+    except OSError as exc:
+        err_console.print(f"cannot open the playground database {db}: {exc}", markup=False)
+        raise typer.Exit(code=1) from exc
 
 
 if __name__ == "__main__":
