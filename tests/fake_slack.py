@@ -1,0 +1,353 @@
+"""A small local Slack: the Web API methods the adapter uses, plus a signed-request sender.
+
+``FakeSlack`` serves ``/api/<method>`` (the bot's SLACK_API_BASE_URL), the response URLs
+Slack hands out with commands and clicks, and the file-upload URLs of files_upload_v2. Every
+call is recorded so tests assert on what Slack would have received. ``SlackSender`` plays
+Slack's side of HTTP mode: it POSTs commands and interactions to the bot, signed exactly as
+Slack signs them (``v0=`` HMAC-SHA256 of ``v0:{timestamp}:{body}``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+import aiohttp
+from aiohttp import web
+
+T = TypeVar("T")
+WAIT_S = 8.0
+
+
+@dataclass
+class Call:
+    method: str  # Web API method ("chat.postMessage"), "respond" or "upload"
+    data: dict[str, Any]
+    path: str = ""
+    status: int = 200
+
+
+@dataclass
+class User:
+    id: str
+    name: str
+    admin: bool = False
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """Everything readable in a message/response: fallback text and every block's text."""
+    parts = [message.get("text") or ""]
+    blocks = message.get("blocks") or []
+    if isinstance(blocks, str):
+        blocks = json.loads(blocks)
+    for block in blocks:
+        if isinstance(block.get("text"), dict):
+            parts.append(block["text"]["text"])
+        for element in block.get("elements", []):
+            if isinstance(element.get("text"), dict):
+                parts.append(element["text"]["text"])
+            elif isinstance(element.get("text"), str):
+                parts.append(element["text"])
+    return "\n".join(parts)
+
+
+def buttons_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks = message.get("blocks") or []
+    if isinstance(blocks, str):
+        blocks = json.loads(blocks)
+    return [e for b in blocks if b.get("type") == "actions" for e in b["elements"]]
+
+
+@dataclass
+class FakeSlack:
+    token: str = "xoxb-fake-bot-token"
+    team_id: str = "T0FAKE"
+    channel_id: str = "C0DRILLS"
+    channel_name: str = "drills"
+    bot_user_id: str = "U0BOT"
+    calls: list[Call] = field(default_factory=list)
+    messages: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (ch, ts)
+    users: dict[str, User] = field(default_factory=dict)
+    not_member_of: set[str] = field(default_factory=set)  # channels the bot was not invited to
+    rate_limits: dict[str, list[int]] = field(default_factory=dict)  # method -> Retry-After list
+    uploads: dict[str, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._ts = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+
+    # ---- server --------------------------------------------------------------------------
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/respond/{n}", self._respond)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.base_url = f"http://127.0.0.1:{port}"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def api_base_url(self) -> str:
+        return f"{self.base_url}/api/"
+
+    def response_url(self) -> str:
+        return f"{self.base_url}/respond/{next(self._ids)}"
+
+    async def _record(self, call: Call) -> None:
+        async with self._changed:
+            self.calls.append(call)
+            self._changed.notify_all()
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        await self._record(Call("respond", await request.json(), request.path))
+        return web.Response(text="ok")
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        data = await request.read()
+        self.uploads[request.match_info["file_id"]] = data
+        await self._record(Call("upload", {"file_id": request.match_info["file_id"]}, request.path))
+        return web.Response(text="OK - uploaded")
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        data: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json":
+            data.update(await request.json())
+        elif request.can_read_body:
+            data.update(dict(await request.post()))
+        pending = self.rate_limits.get(method)
+        if pending:
+            retry_after = pending.pop(0)
+            await self._record(Call(method, data, request.path, status=429))
+            return web.json_response(
+                {"ok": False, "error": "ratelimited"}, status=429,
+                headers={"Retry-After": str(retry_after)},
+            )
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            await self._record(Call(method, data, request.path, status=200))
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        handler = getattr(self, "m_" + method.replace(".", "_"), None)
+        if handler is None:
+            result: dict[str, Any] = {"ok": False, "error": "unknown_method"}
+        else:
+            result = handler(data)
+        await self._record(Call(method, data, request.path))
+        return web.json_response(result)
+
+    def _next_ts(self) -> str:
+        return f"{1_700_000_000 + next(self._ts)}.000100"
+
+    def _channel_error(self, channel: str) -> dict[str, Any] | None:
+        if channel in self.not_member_of:
+            return {"ok": False, "error": "not_in_channel"}
+        return None
+
+    # ---- Web API methods -----------------------------------------------------------------
+    def m_auth_test(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake", "user": "torchdrill",
+                "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": "B0BOT"}
+
+    def m_chat_postMessage(self, data: dict[str, Any]) -> dict[str, Any]:
+        channel = str(data["channel"])
+        if error := self._channel_error(channel):
+            return error
+        if channel.startswith("U"):  # a DM to a user opens an IM channel
+            channel = "D" + channel[1:]
+        ts = self._next_ts()
+        message = {"ts": ts, "channel": channel, "text": data.get("text"),
+                   "blocks": _blocks(data.get("blocks")), "thread_ts": data.get("thread_ts")}
+        self.messages[(channel, ts)] = message
+        return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def m_chat_update(self, data: dict[str, Any]) -> dict[str, Any]:
+        key = (str(data["channel"]), str(data["ts"]))
+        if key not in self.messages:
+            return {"ok": False, "error": "message_not_found"}
+        self.messages[key].update(text=data.get("text"), blocks=_blocks(data.get("blocks")))
+        return {"ok": True, "channel": key[0], "ts": key[1]}
+
+    def m_chat_postEphemeral(self, data: dict[str, Any]) -> dict[str, Any]:
+        if error := self._channel_error(str(data["channel"])):
+            return error
+        return {"ok": True, "message_ts": self._next_ts()}
+
+    def m_views_open(self, data: dict[str, Any]) -> dict[str, Any]:
+        if not data.get("trigger_id"):
+            return {"ok": False, "error": "invalid_trigger_id"}
+        view = data["view"] if isinstance(data["view"], dict) else json.loads(data["view"])
+        return {"ok": True, "view": {**view, "id": f"V{next(self._ids)}"}}
+
+    def m_users_info(self, data: dict[str, Any]) -> dict[str, Any]:
+        user = self.users.get(str(data.get("user")))
+        if user is None:
+            return {"ok": False, "error": "user_not_found"}
+        return {"ok": True, "user": {"id": user.id, "name": user.name, "is_admin": user.admin,
+                                     "is_owner": False, "is_primary_owner": False}}
+
+    def m_files_getUploadURLExternal(self, data: dict[str, Any]) -> dict[str, Any]:
+        file_id = f"F{next(self._ids)}"
+        return {"ok": True, "file_id": file_id, "upload_url": f"{self.base_url}/upload/{file_id}"}
+
+    def m_files_completeUploadExternal(self, data: dict[str, Any]) -> dict[str, Any]:
+        files = json.loads(data["files"])
+        missing = [f["id"] for f in files if f["id"] not in self.uploads]
+        if missing:
+            return {"ok": False, "error": "file_not_found"}
+        return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+
+    # ---- inspection ----------------------------------------------------------------------
+    def sent(self, method: str, **match: Any) -> list[Call]:
+        return [
+            c for c in self.calls
+            if c.method == method and c.status == 200
+            and all(str(c.data.get(k)) == str(v) for k, v in match.items())
+        ]
+
+    def in_channel(self, channel: str | None = None, thread_ts: str | None = None) -> list[dict]:
+        channel = channel or self.channel_id
+        return [m for (ch, _), m in self.messages.items()
+                if ch == channel and m.get("thread_ts") == thread_ts]
+
+    async def wait_until(self, probe: Callable[[], T | None], timeout: float = WAIT_S) -> T:
+        """Wait until ``probe()`` returns something truthy (re-checked on every new call)."""
+        async def loop() -> T:
+            async with self._changed:
+                while True:
+                    found = probe()
+                    if found:
+                        return found
+                    await self._changed.wait()
+
+        return await asyncio.wait_for(loop(), timeout)
+
+    async def wait_for(self, method: str, count: int = 1, timeout: float = WAIT_S, **match: Any) -> Call:
+        """The ``count``-th successful call of ``method`` (matching ``match``)."""
+        found = await self.wait_until(
+            lambda: self.sent(method, **match)[count - 1:count] or None, timeout
+        )
+        return found[0]
+
+
+def _blocks(value: Any) -> list[dict[str, Any]]:
+    if not value:
+        return []
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def sign(secret: str, timestamp: str, body: str) -> str:
+    base = f"v0:{timestamp}:{body}".encode()
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+@dataclass
+class SlackSender:
+    """Slack's side of HTTP mode: signed POSTs to the bot's /slack/events."""
+
+    fake: FakeSlack
+    url: str  # http://127.0.0.1:<port>/slack/events
+    signing_secret: str
+
+    async def post(
+        self, body: str, content_type: str, *, timestamp: int | None = None,
+        signature: str | None = None,
+    ) -> tuple[int, str]:
+        ts = str(int(time.time()) if timestamp is None else timestamp)
+        headers = {
+            "Content-Type": content_type,
+            "X-Slack-Request-Timestamp": ts,
+            "X-Slack-Signature": signature or sign(self.signing_secret, ts, body),
+        }
+        async with aiohttp.ClientSession() as session, session.post(
+            self.url, data=body.encode(), headers=headers
+        ) as response:
+            return response.status, await response.text()
+
+    def command_body(self, command: str, user: User, text: str = "",
+                     channel: str | None = None) -> str:
+        return urlencode({
+            "token": "legacy-verification-token",
+            "team_id": self.fake.team_id,
+            "team_domain": "fake",
+            "channel_id": channel or self.fake.channel_id,
+            "channel_name": self.fake.channel_name,
+            "user_id": user.id,
+            "user_name": user.name,
+            "command": command,
+            "text": text,
+            "api_app_id": "A0FAKE",
+            "response_url": self.fake.response_url(),
+            "trigger_id": f"trigger.{time.time_ns()}",
+        })
+
+    async def command(self, command: str, user: User, text: str = "", **kw: Any) -> tuple[int, str]:
+        body = self.command_body(command, user, text)
+        return await self.post(body, "application/x-www-form-urlencoded", **kw)
+
+    async def interact(self, payload: dict[str, Any], **kw: Any) -> tuple[int, str]:
+        body = urlencode({"payload": json.dumps(payload)})
+        return await self.post(body, "application/x-www-form-urlencoded", **kw)
+
+    def _base(self, kind: str, user: User) -> dict[str, Any]:
+        return {
+            "type": kind,
+            "token": "legacy-verification-token",
+            "api_app_id": "A0FAKE",
+            "team": {"id": self.fake.team_id, "domain": "fake"},
+            "user": {"id": user.id, "username": user.name, "name": user.name,
+                     "team_id": self.fake.team_id},
+            "trigger_id": f"trigger.{time.time_ns()}",
+        }
+
+    async def click(self, message: dict[str, Any], action_id: str, user: User,
+                    ephemeral: bool = False) -> tuple[int, str]:
+        [button] = [b for b in buttons_of(message) if b["action_id"] == action_id]
+        payload = self._base("block_actions", user) | {
+            "container": {"type": "message", "message_ts": message.get("ts"),
+                          "channel_id": self.fake.channel_id, "is_ephemeral": ephemeral},
+            "channel": {"id": self.fake.channel_id, "name": self.fake.channel_name},
+            "message": {"type": "message", "ts": message.get("ts"), "text": message.get("text"),
+                        "blocks": message.get("blocks")},
+            "response_url": self.fake.response_url(),
+            "actions": [{"type": "button", "action_id": action_id, "block_id": "td-actions-0",
+                         "text": button["text"], "value": button.get("value"),
+                         "action_ts": str(time.time())}],
+        }
+        return await self.interact(payload)
+
+    async def submit_view(self, view: dict[str, Any], values: dict[str, dict[str, str]],
+                          user: User) -> tuple[int, str]:
+        state = {block: {action: {"type": "plain_text_input", "value": value}
+                         for action, value in actions.items()}
+                 for block, actions in values.items()}
+        payload = self._base("view_submission", user) | {
+            "view": {**view, "id": view.get("id", "V0"), "state": {"values": state}},
+        }
+        return await self.interact(payload)
+
+    async def message_shortcut(self, callback_id: str, message: dict[str, Any],
+                               user: User) -> tuple[int, str]:
+        payload = self._base("message_action", user) | {
+            "callback_id": callback_id,
+            "channel": {"id": self.fake.channel_id, "name": self.fake.channel_name},
+            "message": message,
+            "response_url": self.fake.response_url(),
+        }
+        return await self.interact(payload)
