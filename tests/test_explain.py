@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.content import load_library
 from runner.explain import (
     DEFAULT_CATALOG,
     CatalogError,
@@ -429,6 +430,18 @@ def test_catalog_validates_and_has_the_core_errors() -> None:
     for entry in catalog:
         assert entry.explanation and entry.fix and entry.patterns
     assert load_catalog() == catalog  # cached load returns the same entries
+
+
+def test_related_ids_exist_in_the_question_banks() -> None:
+    library = load_library()
+    if len(library) == 0:
+        pytest.skip("no question bank in content/ loaded, so related ids cannot be checked")
+    missing = {
+        entry.id: [qid for qid in entry.related if qid not in library]
+        for entry in load_catalog()
+    }
+    assert {k: v for k, v in missing.items() if v} == {}
+    assert any(entry.related for entry in load_catalog())
 
 
 def test_unrelated_error_is_not_explained() -> None:
