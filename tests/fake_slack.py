@@ -79,12 +79,15 @@ class FakeSlack:
     not_member_of: set[str] = field(default_factory=set)  # channels the bot was not invited to
     rate_limits: dict[str, list[int]] = field(default_factory=dict)  # method -> Retry-After list
     uploads: dict[str, bytes] = field(default_factory=dict)
+    app_token: str = "xapp-fake-app-token"
+    socket_acks: list[dict[str, Any]] = field(default_factory=list)  # Socket Mode envelope acks
 
     def __post_init__(self) -> None:
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
+        self._sockets: list[web.WebSocketResponse] = []
         self.base_url = ""
 
     # ---- server --------------------------------------------------------------------------
@@ -93,6 +96,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/respond/{n}", self._respond)
         app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_get("/socket", self._socket)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -101,6 +105,8 @@ class FakeSlack:
         self.base_url = f"http://127.0.0.1:{port}"
 
     async def stop(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -115,6 +121,32 @@ class FakeSlack:
         async with self._changed:
             self.calls.append(call)
             self._changed.notify_all()
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        """Socket Mode: say hello, then collect the app's envelope acks (pings are autoponged)."""
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        await ws.send_json({"type": "hello", "num_connections": 1,
+                            "debug_info": {"host": "fake"}, "connection_info": {"app_id": "A0FAKE"}})
+        try:
+            async for msg in ws:
+                if msg.type == aiohttp.WSMsgType.TEXT:
+                    async with self._changed:
+                        self.socket_acks.append(json.loads(msg.data))
+                        self._changed.notify_all()
+        finally:
+            self._sockets.remove(ws)
+        return ws
+
+    async def push(self, kind: str, payload: dict[str, Any]) -> str:
+        """Deliver a Socket Mode envelope to every connected app; returns its envelope id."""
+        envelope_id = f"env-{next(self._ids)}"
+        envelope = {"envelope_id": envelope_id, "type": kind, "payload": payload,
+                    "accepts_response_payload": kind != "events_api", "retry_attempt": 0}
+        for ws in self._sockets:
+            await ws.send_json(envelope)
+        return envelope_id
 
     async def _respond(self, request: web.Request) -> web.Response:
         await self._record(Call("respond", await request.json(), request.path))
@@ -141,7 +173,8 @@ class FakeSlack:
                 {"ok": False, "error": "ratelimited"}, status=429,
                 headers={"Retry-After": str(retry_after)},
             )
-        if request.headers.get("Authorization") != f"Bearer {self.token}":
+        token = self.app_token if method == "apps.connections.open" else self.token
+        if request.headers.get("Authorization") != f"Bearer {token}":
             await self._record(Call(method, data, request.path, status=200))
             return web.json_response({"ok": False, "error": "invalid_auth"})
         handler = getattr(self, "m_" + method.replace(".", "_"), None)
@@ -161,6 +194,9 @@ class FakeSlack:
         return None
 
     # ---- Web API methods -----------------------------------------------------------------
+    def m_apps_connections_open(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": self.base_url.replace("http://", "ws://") + "/socket"}
+
     def m_auth_test(self, data: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake", "user": "torchdrill",
                 "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": "B0BOT"}
@@ -280,9 +316,9 @@ class SlackSender:
         ) as response:
             return response.status, await response.text()
 
-    def command_body(self, command: str, user: User, text: str = "",
-                     channel: str | None = None) -> str:
-        return urlencode({
+    def command_payload(self, command: str, user: User, text: str = "",
+                        channel: str | None = None) -> dict[str, str]:
+        return {
             "token": "legacy-verification-token",
             "team_id": self.fake.team_id,
             "team_domain": "fake",
@@ -295,7 +331,11 @@ class SlackSender:
             "api_app_id": "A0FAKE",
             "response_url": self.fake.response_url(),
             "trigger_id": f"trigger.{time.time_ns()}",
-        })
+        }
+
+    def command_body(self, command: str, user: User, text: str = "",
+                     channel: str | None = None) -> str:
+        return urlencode(self.command_payload(command, user, text, channel))
 
     async def command(self, command: str, user: User, text: str = "", **kw: Any) -> tuple[int, str]:
         body = self.command_body(command, user, text)
@@ -318,6 +358,10 @@ class SlackSender:
 
     async def click(self, message: dict[str, Any], action_id: str, user: User,
                     ephemeral: bool = False) -> tuple[int, str]:
+        return await self.interact(self.click_payload(message, action_id, user, ephemeral))
+
+    def click_payload(self, message: dict[str, Any], action_id: str, user: User,
+                      ephemeral: bool = False) -> dict[str, Any]:
         [button] = [b for b in buttons_of(message) if b["action_id"] == action_id]
         payload = self._base("block_actions", user) | {
             "container": {"type": "message", "message_ts": message.get("ts"),
@@ -330,7 +374,7 @@ class SlackSender:
                          "text": button["text"], "value": button.get("value"),
                          "action_ts": str(time.time())}],
         }
-        return await self.interact(payload)
+        return payload
 
     async def submit_view(self, view: dict[str, Any], values: dict[str, dict[str, str]],
                           user: User) -> tuple[int, str]:
