@@ -81,6 +81,7 @@ class FakeSlack:
     uploads: dict[str, bytes] = field(default_factory=dict)
     app_token: str = "xapp-fake-app-token"
     socket_acks: list[dict[str, Any]] = field(default_factory=list)  # Socket Mode envelope acks
+    held: dict[str, asyncio.Event] = field(default_factory=dict)  # method -> answer once set
 
     def __post_init__(self) -> None:
         self._ts = itertools.count(1)
@@ -165,6 +166,10 @@ class FakeSlack:
             data.update(await request.json())
         elif request.can_read_body:
             data.update(dict(await request.post()))
+        gate = self.held.get(method)
+        if gate is not None:  # a slow Slack: the call waits until the test releases it
+            await self._record(Call(method, data, request.path, status=0))
+            await gate.wait()
         pending = self.rate_limits.get(method)
         if pending:
             retry_after = pending.pop(0)
@@ -250,6 +255,14 @@ class FakeSlack:
         return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
 
     # ---- inspection ----------------------------------------------------------------------
+    def hold(self, method: str) -> asyncio.Event:
+        """Make calls of ``method`` wait until the returned event is set."""
+        self.held[method] = asyncio.Event()
+        return self.held[method]
+
+    def waiting(self, method: str) -> bool:
+        return any(c.method == method and c.status == 0 for c in self.calls)
+
     def sent(self, method: str, **match: Any) -> list[Call]:
         return [
             c for c in self.calls

@@ -3,6 +3,7 @@ a real app on SQLite."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -137,6 +138,20 @@ async def test_daily_needs_a_workspace_admin(
     assert fake.sent("users.info", user=BOB.id)
     assert not fake.sent("chat.postMessage")
     assert await rows(app, Post) == 0
+
+
+async def test_ack_comes_back_before_the_slow_work(
+    fake: FakeSlack, slack: SlackSender, app: App
+) -> None:
+    """The HTTP answer (Slack's 3 s ack) must not wait for Slack's API or the database."""
+    release = fake.hold("users.info")
+    status, body = await asyncio.wait_for(slack.command("/daily", ALICE, "now"), 2.5)
+    assert status == 200 and body == ""
+    await fake.wait_until(lambda: fake.waiting("users.info"))
+    assert not fake.sent("respond") and await rows(app, Post) == 0  # the work is still pending
+    release.set()
+    reply = await fake.wait_for("respond")
+    assert "Posted today's question" in text_of(reply.data)
 
 
 async def test_configured_admin_list_is_enough(fake: FakeSlack, app: App) -> None:
