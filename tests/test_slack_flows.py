@@ -258,3 +258,33 @@ async def test_health_routes_share_the_events_port(adapter: SlackAdapter) -> Non
             body = json.loads(await response.text())
             assert response.status == 200, body
             assert body["checks"]["database"] == "ok"
+
+
+async def test_every_declared_command_is_served(fake: FakeSlack, slack: SlackSender) -> None:
+    """The manifest tells Slack which commands exist; each must be acked and answered."""
+    from bot.adapters.slack.listeners import COMMANDS
+    from bot.adapters.slack.manifest import manifest
+
+    declared = [c["command"] for c in manifest()["features"]["slash_commands"]]
+    assert sorted(declared) == sorted(COMMANDS)
+    texts = {"/round": "0", "/group": "list"}  # answers without side effects
+    for n, command in enumerate(declared, start=1):
+        status, _ = await slack.command(command, BOB, texts.get(command, ""))
+        assert status == 200, command
+        reply = await fake.wait_for("respond", count=n)
+        assert text_of(reply.data).strip(), command
+
+
+def test_manifest_modes() -> None:
+    from bot.adapters.slack.manifest import manifest
+
+    socket = manifest()
+    assert socket["settings"]["socket_mode_enabled"] is True
+    assert "request_url" not in socket["settings"]["interactivity"]
+    url = "https://drills.example.org/slack/events"
+    http = manifest(request_url=url)
+    assert http["settings"]["socket_mode_enabled"] is False
+    assert http["settings"]["interactivity"]["request_url"] == url
+    assert {c["url"] for c in http["features"]["slash_commands"]} == {url}
+    [shortcut] = http["features"]["shortcuts"]
+    assert shortcut["type"] == "message" and shortcut["callback_id"] == "td-run-code"

@@ -1,7 +1,7 @@
 """Bolt listener registration: every listener acks first, then hands the payload to Handlers.
 
-Command names are the ones the app manifest declares (see ``manifest.py``); Slack reserves
-``/help``, so help is ``/drill-help``.
+Command names are the ones the app manifest declares (``manifest.py``); Slack reserves
+``/help``, so help is ``/drill-help``. Buttons route by the core's action-id pattern.
 """
 
 from __future__ import annotations
@@ -31,18 +31,18 @@ Ack = Callable[..., Awaitable[Any]]
 CommandHandler = Callable[[dict[str, Any], Respond], Awaitable[None]]
 
 
-def command_table(h: Handlers) -> dict[str, CommandHandler]:
-    return {
-        "/quiz": h.quiz,
-        "/review": h.review,
-        "/round": h.round,
-        "/stats": h.stats,
-        "/leaderboard": h.leaderboard,
-        "/group": h.group,
-        "/daily": h.daily,
-        "/run": h.open_run_modal,
-        f"/{HELP_COMMAND}": h.help,
-    }
+# Slash command → Handlers method; manifest.py declares the same names to Slack.
+COMMANDS: dict[str, str] = {
+    "/quiz": "quiz",
+    "/review": "review",
+    "/round": "round",
+    "/stats": "stats",
+    "/leaderboard": "leaderboard",
+    "/group": "group",
+    "/daily": "daily",
+    "/run": "open_run_modal",
+    f"/{HELP_COMMAND}": "help",
+}
 
 
 def _command_listener(handler: CommandHandler) -> Callable[..., Awaitable[None]]:
@@ -54,8 +54,8 @@ def _command_listener(handler: CommandHandler) -> Callable[..., Awaitable[None]]
 
 
 def register(bolt: AsyncApp, h: Handlers) -> None:
-    for name, handler in command_table(h).items():
-        bolt.command(name)(_command_listener(handler))
+    for name, method in COMMANDS.items():
+        bolt.command(name)(_command_listener(getattr(h, method)))
 
     @bolt.action(re.compile(f"^{ACTION_PATTERN}$"))
     async def on_action(ack: Ack, body: dict[str, Any], respond: Respond) -> None:

@@ -1,0 +1,64 @@
+"""The Slack app manifest: paste it at api.slack.com/apps → "Create New App" → "From a manifest".
+
+Slack learns an app's slash commands, shortcuts and scopes only from its configuration, so the
+manifest is generated from the same table the listeners are registered from; a command cannot
+be served without being declared, or declared without being served.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.adapters.slack.handlers import HELP_COMMAND, RUN_SHORTCUT_ID
+
+COMMAND_HELP: dict[str, tuple[str, str]] = {
+    "/quiz": ("A private quiz", "[topic] [count] [difficulty]"),
+    "/review": ("Spaced repetition: due cards first, then weak topics", "[count]"),
+    "/round": ("A live quiz round in this channel", "[count] [seconds] [topic]"),
+    "/stats": ("Your accuracy, mastery per topic and streaks", ""),
+    "/leaderboard": ("Who scored most", "[channel|workspace|group] [week|month|all] [group]"),
+    "/group": ("Study groups", "create|join|leave|list [name]"),
+    "/daily": ("The channel's daily question (admins)", "schedule|pause|resume|now|status"),
+    "/run": ("Run a PyTorch snippet in a sandbox; output in a thread", ""),
+    f"/{HELP_COMMAND}": ("What torchdrill can do", ""),
+}
+BOT_SCOPES = [
+    "commands",  # slash commands and shortcuts
+    "chat:write",  # questions, reveals, /run output
+    "chat:write.public",  # post in public channels without being invited
+    "users:read",  # /daily admin check (users.info)
+    "files:write",  # full /run output as files
+]
+
+
+def manifest(
+    name: str = "torchdrill", request_url: str | None = None
+) -> dict[str, Any]:
+    """Socket Mode without ``request_url``; HTTP mode points everything at ``request_url``."""
+    commands = []
+    for command, (description, hint) in COMMAND_HELP.items():
+        entry: dict[str, Any] = {"command": command, "description": description,
+                                 "should_escape": False}
+        if hint:
+            entry["usage_hint"] = hint
+        if request_url:
+            entry["url"] = request_url
+        commands.append(entry)
+    interactivity: dict[str, Any] = {"is_enabled": True}
+    if request_url:
+        interactivity["request_url"] = request_url
+    return {
+        "display_information": {"name": name, "description": "Daily PyTorch interview drills"},
+        "features": {
+            "bot_user": {"display_name": name, "always_online": True},
+            "slash_commands": commands,
+            "shortcuts": [{"name": "Run code", "type": "message", "callback_id": RUN_SHORTCUT_ID,
+                           "description": "Run this message's code block in the sandbox"}],
+        },
+        "oauth_config": {"scopes": {"bot": BOT_SCOPES}},
+        "settings": {
+            "interactivity": interactivity,
+            "org_deploy_enabled": False,
+            "socket_mode_enabled": request_url is None,
+        },
+    }
