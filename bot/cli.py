@@ -178,6 +178,25 @@ def discord_sync(
     console.print(f"synced {len(names)} commands to {where}: {', '.join(names)}", markup=False)
 
 
+slack_app = typer.Typer(help="Slack: the app manifest.", no_args_is_help=True)
+app.add_typer(slack_app, name="slack")
+
+
+@slack_app.command("manifest")
+def slack_manifest(
+    url: str = typer.Option(
+        None, "--url", help="HTTP mode: https://<host>/slack/events (default: Socket Mode)"
+    ),
+    name: str = typer.Option("torchdrill", "--name", help="app and bot display name"),
+) -> None:
+    """Print the Slack app manifest (JSON) with every command, the shortcut and the scopes."""
+    import json
+
+    from bot.adapters.slack.manifest import manifest
+
+    typer.echo(json.dumps(manifest(name, url), indent=2))
+
+
 @app.command()
 def serve() -> None:
     """Run the bot: Discord and/or Slack when tokens are configured, else the console playground."""

@@ -139,3 +139,17 @@ def test_refs_round_trip_and_thread_roots() -> None:
     for bad in ("C1", "C1:abc", "1:2:3:4", ":1.0"):
         with pytest.raises(BadRefError):
             parse_ref(bad)
+
+
+def test_cli_prints_the_manifest_as_json() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    result = CliRunner().invoke(app, ["slack", "manifest", "--url", "https://h.example/slack/events"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.output)
+    assert printed["settings"]["interactivity"]["request_url"] == "https://h.example/slack/events"
+    assert "/drill-help" in {c["command"] for c in printed["features"]["slash_commands"]}
