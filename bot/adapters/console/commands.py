@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from bot.core.help import help_message
 from bot.core.messages import Message
+from bot.core.periods import Period, parse_enum
 
 # (usage, what it does) of commands that exist only in the console; the shared ones come
 # from bot.core.help so their descriptions live in one place.
@@ -72,6 +73,15 @@ def quiz_args(args: list[str]) -> QuizArgs | str:
         count=numbers[0] if numbers else None,
         difficulty=numbers[1] if len(numbers) > 1 else None,
     )
+
+
+def is_period(word: str) -> bool:
+    """Whether the core would read ``word`` as a leaderboard period (a group name may not)."""
+    try:
+        parse_enum(Period, word, Period.WEEK)
+    except ValueError:
+        return False
+    return True
 
 
 def round_args(args: list[str]) -> tuple[int | None, int | None, str | None] | str:

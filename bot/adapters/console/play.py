@@ -248,14 +248,18 @@ class ConsoleAdapter:
         """``leaderboard [scope] [period]``; a study group: ``leaderboard group NAME [period]``."""
         args = list(parsed.args)
         scope = args.pop(0) if args else None
-        group = args.pop(0) if scope and scope.lower() == "group" and args else None
-        period = args.pop(0) if args else None
-        if args:
-            self.reply(render.notice(
-                "leaderboard takes a scope and a period, e.g. `leaderboard channel week` "
-                "or `leaderboard group NAME month`"
-            ))
-            return
+        group = None
+        if scope and scope.lower() == "group":
+            period = args.pop() if len(args) > 1 and commands.is_period(args[-1]) else None
+            group = " ".join(args) or None
+        else:
+            period = args.pop(0) if args else None
+            if args:
+                self.reply(render.notice(
+                    "leaderboard takes a scope and a period, e.g. `leaderboard channel week` "
+                    "or `leaderboard group NAME month`"
+                ))
+                return
         self.reply(await self.app.drill.leaderboard(
             self.who, self.where, scope=scope, period=period, group=group
         ))

@@ -1,0 +1,204 @@
+"""The console adapter in-process on a real SQLite app: rounds, schedules, day changes, files,
+and the runner fallback — things too slow or too time-bound for the terminal scenario.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from sqlalchemy import func, select
+
+from bot.adapters.console.launch import start_runner
+from bot.adapters.console.play import ConsoleAdapter, files_dir_for
+from bot.adapters.console.screen import Screen
+from bot.app import App, build_app
+from bot.config import Settings
+from bot.core.clock import FakeClock
+from bot.core.messages import Attachment, Message
+from bot.storage.db import migrate
+from bot.storage.models import Answer, Post
+
+
+class Term:
+    """A Screen whose console writes into a buffer; ``take`` returns what appeared since."""
+
+    def __init__(self) -> None:
+        self.buffer = io.StringIO()
+        self.console = Console(file=self.buffer, width=160, color_system=None, force_terminal=False)
+        self.seen = 0
+
+    def take(self) -> str:
+        text = self.buffer.getvalue()[self.seen :]
+        self.seen = len(self.buffer.getvalue())
+        return text
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'c.db'}"
+    migrate(url)
+    return url
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    return FakeClock(datetime(2026, 3, 4, 10, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+async def app(db_url: str, fake_clock: FakeClock) -> AsyncIterator[App]:
+    built = await build_app(Settings(database_url=db_url), clock=fake_clock, with_runner=False)
+    yield built
+    await built.close()
+
+
+@pytest.fixture
+def term() -> Term:
+    return Term()
+
+
+@pytest.fixture
+def console(app: App, term: Term, tmp_path: Path) -> ConsoleAdapter:
+    adapter = ConsoleAdapter(app, name="ana", screen=Screen(term.console),
+                             files_dir=tmp_path / "files")
+    app.publisher.register(adapter.platform, adapter.publisher)
+    return adapter
+
+
+async def say(console: ConsoleAdapter, term: Term, line: str) -> str:
+    assert await console.handle(line)
+    return term.take()
+
+
+async def test_a_round_plays_to_the_final_standings(console: ConsoleAdapter, term: Term, app: App) -> None:
+    shown = await say(console, term, "round 2 10")
+    assert "Round started: 2 question(s), 10 s each" in shown
+    for task in list(console.tasks):
+        await task  # the fake clock makes every wait instant
+    shown = term.take()
+    assert shown.count("Round ·") >= 2
+    assert "Round — final standings" in shown
+    async with app.db.read() as session:
+        assert await session.scalar(select(func.count()).where(Post.kind == "round")) == 2
+
+
+async def test_round_refusals_come_from_the_core(console: ConsoleAdapter, term: Term) -> None:
+    assert "count must be between 1 and 20 (got 50)" in await say(console, term, "round 50")
+    assert "round takes at most two numbers" in await say(console, term, "round 1 2 3")
+    assert "unknown topic 'nowhere'" in await say(console, term, "round 2 10 nowhere")
+
+
+async def test_daily_schedule_and_a_new_question_the_next_day(
+    console: ConsoleAdapter, term: Term, app: App, fake_clock: FakeClock
+) -> None:
+    shown = await say(console, term, "daily schedule 09:00 Mars/Olympus")
+    assert "unknown timezone 'Mars/Olympus'" in shown
+    shown = await say(console, term, "daily schedule 25:00")
+    assert "invalid time '25:00'" in shown
+    shown = await say(console, term, "daily schedule 09:00 Europe/Berlin daily")
+    assert "Daily question scheduled" in shown
+    assert "Europe/Berlin" in await say(console, term, "daily status")
+
+    first = await say(console, term, "today")
+    assert "Daily question" in first
+    assert "Daily question" in await say(console, term, "today")
+    fake_clock.advance(days=1)
+    await say(console, term, "today")
+    async with app.db.read() as session:
+        dailies = list(await session.scalars(select(Post).where(Post.kind == "daily")))
+    assert len(dailies) == 2
+    assert dailies[0].local_date != dailies[1].local_date
+    assert console.daily_post_id == dailies[1].id
+
+
+async def test_an_expired_daily_shows_its_reveal(
+    console: ConsoleAdapter, term: Term, fake_clock: FakeClock
+) -> None:
+    await say(console, term, "today")
+    fake_clock.advance(hours=13)  # past the reveal time, before the next day's post
+    shown = await say(console, term, "today")
+    assert "· answer" in shown and "Explanation" in shown
+    again = await say(console, term, "today")  # revealed already: shown, not published twice
+    assert "· answer" in again and "Explanation" not in again
+    assert "This question is closed" in await say(console, term, "a")
+
+
+async def test_answering_after_a_restart_uses_the_stored_post(
+    app: App, term: Term, tmp_path: Path
+) -> None:
+    first = ConsoleAdapter(app, name="ana", screen=Screen(term.console), files_dir=tmp_path)
+    app.publisher.register("console", first.publisher)
+    await say(first, term, "today")
+    second = ConsoleAdapter(app, name="bo", screen=Screen(term.console), files_dir=tmp_path)
+    app.publisher.register("console", second.publisher)
+    shown = await say(second, term, "today")
+    assert "0 answered" in shown
+    await say(second, term, "c")
+    async with app.db.read() as session:
+        assert await session.scalar(select(func.count()).select_from(Answer)) == 1
+        assert await session.scalar(select(func.count()).select_from(Post)) == 1
+
+
+async def test_groups_and_leaderboards(console: ConsoleAdapter, term: Term) -> None:
+    assert "Created study group" in await say(console, term, "group create night owls")
+    assert "night owls" in await say(console, term, "group list")
+    shown = await say(console, term, "leaderboard group night owls month")
+    assert "Leaderboard · group night owls ·" in shown and "Nobody has scored yet" in shown
+    assert "Name the study group" in await say(console, term, "leaderboard group")
+    assert "no study group called 'night'" in await say(console, term, "leaderboard group night")
+    assert "leaderboard takes a scope and a period" in await say(console, term, "lb channel week x")
+    assert "unknown period 'year'" in await say(console, term, "leaderboard channel year")
+    assert "Leaderboard · this workspace · all time" in await say(console, term, "lb workspace all")
+
+
+async def test_review_and_bad_counts(console: ConsoleAdapter, term: Term) -> None:
+    assert "Review 1/" in await say(console, term, "review 3")
+    assert "review takes 1 to 50 cards" in await say(console, term, "review 0")
+    assert "one optional number" in await say(console, term, "review soon")
+    assert "quiz takes at most two numbers" in await say(console, term, "quiz 1 2 3")
+
+
+async def test_attachments_are_saved_as_files(console: ConsoleAdapter, term: Term, tmp_path: Path) -> None:
+    message = Message(title="Finished").text("long output")
+    message.attachments = [Attachment("../out put.txt", b"line\n" * 3)]
+    await console.publisher.publish(console.where, message)
+    shown = term.take()
+    saved = list((tmp_path / "files").iterdir())
+    assert len(saved) == 1 and saved[0].read_bytes() == b"line\n" * 3
+    assert saved[0].name.endswith("out_put.txt")
+    assert str(saved[0]) in shown
+
+
+async def test_update_of_an_unknown_ref_prints_the_whole_message(console: ConsoleAdapter, term: Term) -> None:
+    await console.publisher.update(console.where, "console:old:1", Message(title="Results").text("42%"))
+    shown = term.take()
+    assert "✎ updated" in shown and "Results" in shown and "42%" in shown
+
+
+async def test_run_without_a_runner_says_so(console: ConsoleAdapter, term: Term) -> None:
+    shown = await say(console, term, "run print(1)")
+    assert "run is not available" in shown
+
+
+async def test_a_runner_that_cannot_start_is_reported(
+    console: ConsoleAdapter, term: Term, app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNNER_CPU_SLOTS", "0")
+    monkeypatch.setenv("RUNNER_GPUS", "[]")
+    monkeypatch.setenv("RUNNER_ALLOW_WEAK_ISOLATION", "true")
+    console.runner_starting = asyncio.create_task(start_runner(app, tmp_path / "journal.sqlite3"))
+    shown = await say(console, term, "run print(1)")
+    assert "run is not available: the code runner could not start here" in shown
+    assert "no slots" in shown
+    assert app.runs is None
+
+
+def test_attachment_folder_follows_the_sqlite_file(tmp_path: Path) -> None:
+    assert files_dir_for(f"sqlite+aiosqlite:///{tmp_path}/x.db") == tmp_path / "playground-files"
+    assert files_dir_for("postgresql+asyncpg://u@h/db") == Path("data/playground-files")

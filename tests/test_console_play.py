@@ -1,0 +1,236 @@
+"""The playground as a person uses it: a real terminal (pexpect pty) running `torchdrill play`.
+
+The right answer is never hard-coded: it is read back from the post stored in the playground's
+own SQLite file and the real banks, exactly as the reveal would compute it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from bot.core.content import Kind, load_library
+from bot.core.render import LETTERS
+from bot.storage.db import migrate
+
+REPO = Path(__file__).resolve().parents[1]
+PROMPT = "play> "
+TIMEOUT = 30
+
+
+def terminal_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DISCORD_", "SLACK_", "DATABASE_URL"))}
+    env.update(TERM="dumb", NO_COLOR="1", COLUMNS="200", LINES="50", PYTHONPATH=str(REPO))
+    env.update(extra)
+    return env
+
+
+def spawn(args: list[str], cwd: Path, **env: str) -> pexpect.spawn:
+    child = pexpect.spawn(
+        sys.executable, ["-m", "bot.cli", *args], cwd=str(cwd), env=terminal_env(**env),
+        encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200),
+    )
+    child.logfile_read = Transcript()
+    return child
+
+
+class Transcript:
+    """Keeps what the terminal showed, so a failing test prints the whole session."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    def flush(self) -> None:
+        pass
+
+    def __str__(self) -> str:
+        return "".join(self.parts)
+
+
+def send(child: pexpect.spawn, line: str) -> str:
+    """Type a line, wait for the next prompt, return what was printed in between."""
+    child.sendline(line)
+    child.expect_exact(line)  # the terminal's echo
+    child.expect_exact(PROMPT)
+    return child.before
+
+
+@pytest.fixture
+def play(tmp_path: Path) -> Iterator[tuple[pexpect.spawn, Path]]:
+    db = tmp_path / "p.db"
+    child = spawn(["play", "--db", str(db), "--name", "tester"], tmp_path,
+                  RUNNER_JOURNAL_PATH=str(tmp_path / "journal.sqlite3"))
+    try:
+        child.expect_exact(PROMPT, timeout=60)
+        yield child, db
+    except (pexpect.TIMEOUT, pexpect.EOF, AssertionError):
+        print(child.logfile_read)
+        raise
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def rows(db: Path, sql: str, *params: object) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def answer_letter(db: Path, post_id: int) -> str:
+    """The displayed letter of the right choice of a stored post."""
+    (question_id, order), = rows(db, "select question_id, choice_order from posts where id = ?", post_id)
+    question = load_library()[question_id]
+    positions = [int(x) for x in order.split(",")]
+    return LETTERS[positions.index(question.answer_index)].lower()
+
+
+def answer_current(child: pexpect.spawn, db: Path, shown: str) -> str:
+    """Answer the question on screen whatever its kind: MCQ by letter, flashcard by show + grade."""
+    if "Type a · b" in shown:
+        (post_id,), = rows(db, "select max(id) from posts where kind = 'quiz'")
+        return send(child, answer_letter(db, post_id))
+    assert "show = Show answer" in shown, shown
+    card = send(child, "show")
+    assert "again · hard · good · easy" in card, card
+    return send(child, "good")
+
+
+def test_a_session_in_the_terminal(play: tuple[pexpect.spawn, Path]) -> None:
+    child, db = play
+    shown = send(child, "help")
+    for command in ("today", "reveal", "quiz", "review", "stats", "leaderboard", "run", "quit"):
+        assert command in shown
+
+    shown = send(child, "today")
+    assert "Daily question" in shown and "Type a · b · c · d" in shown
+    (post_id, kind), = rows(db, "select id, kind from posts")
+    assert kind == "daily"
+    right = answer_letter(db, post_id)
+    wrong = next(letter for letter in "abcd" if letter != right)
+
+    shown = send(child, right)
+    assert "Correct!" in shown and "1 answered" in shown
+    shown = send(child, wrong)
+    assert "You already answered this one" in shown and "Only your first answer counts" in shown
+    assert rows(db, "select count(*) from answers where post_id = ?", post_id) == [(1,)]
+
+    shown = send(child, "today")  # the same post again, not a second one
+    assert "1 answered" in shown
+    assert rows(db, "select count(*) from posts") == [(1,)]
+
+    shown = send(child, "reveal")
+    assert "100% correct" in shown and "Explanation" in shown and "Why:" in shown
+
+    shown = send(child, "quiz autograd 2")
+    assert "Quiz 1/2 · Autograd" in shown
+    shown = answer_current(child, db, shown)
+    assert "Next question" in shown
+    shown = send(child, "next")
+    assert "Quiz 2/2 · Autograd" in shown
+    shown = answer_current(child, db, shown)
+    assert "Quiz finished" in shown
+    assert rows(db, "select count(*) from answers a join posts p on p.id = a.post_id "
+                    "where p.kind = 'quiz'") == [(2,)]
+
+    shown = send(child, "stats")
+    assert re.search(r"\b3\b answered", shown), shown
+    shown = send(child, "leaderboard")
+    assert "tester" in shown and "pts" in shown
+
+    shown = send(child, "frobnicate")
+    assert "Unknown command frobnicate" in shown
+    for command in ("today", "quiz", "stats", "help"):
+        assert command in shown
+
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_bad_input_is_explained(play: tuple[pexpect.spawn, Path]) -> None:
+    child, db = play
+    shown = send(child, "quiz nosuchtopic")
+    assert "unknown topic 'nosuchtopic'" in shown and "autograd" in shown and "tensors" in shown
+    shown = send(child, "quiz autograd 99")
+    assert "1 to 20" in shown and "99" in shown
+    shown = send(child, "leaderboard galaxy")
+    assert "unknown scope 'galaxy'" in shown
+    shown = send(child, "b")
+    assert "There is no b on the message on screen" in shown
+    shown = send(child, "reveal")
+    assert "no daily question yet" in shown
+    assert rows(db, "select count(*) from quizzes") == [(0,)]  # nothing was started
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_run_prints_the_output_in_the_thread(play: tuple[pexpect.spawn, Path]) -> None:
+    child, _ = play
+    child.sendline("run")
+    index = child.expect_exact(["end with a line holding just", "is not available"], timeout=120)
+    if index == 1:
+        child.expect_exact(PROMPT)
+        pytest.skip(f"runner unavailable here: {child.before.strip()}")
+    child.sendline("print(2 + 3)")
+    child.sendline(".")
+    child.expect_exact("queued")
+    child.expect_exact("thread of: run by tester", timeout=120)
+    child.expect(r"Finished[\s\S]*stdout:[\s│]*5\b", timeout=30)
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_serve_without_tokens_is_the_console(tmp_path: Path) -> None:
+    db = tmp_path / "serve.db"
+    url = f"sqlite+aiosqlite:///{db}"
+    migrate(url)
+    child = spawn(["serve"], tmp_path, DATABASE_URL=url, RUNNER_WARM="false",
+                  RUNNER_ALLOW_WEAK_ISOLATION="true",
+                  RUNNER_JOURNAL_PATH=str(tmp_path / "journal.sqlite3"))
+    try:
+        child.expect_exact("torchdrill playground", timeout=90)
+        child.expect_exact(PROMPT)
+        shown = send(child, "today")
+        assert "Daily question" in shown
+        child.sendline("quit")
+        child.expect(pexpect.EOF)
+        child.close()
+    except (pexpect.TIMEOUT, pexpect.EOF):
+        print(child.logfile_read)
+        raise
+    assert child.exitstatus == 0
+    assert rows(db, "select p.kind, w.platform from posts p join channels c on c.id = p.channel_id "
+                    "join workspaces w on w.id = c.workspace_id") == [("daily", "console")]
+
+
+def test_db_option_must_be_a_file(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "play", "--db", str(tmp_path)], cwd=tmp_path,
+        env=terminal_env(), capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 2
+    assert "is a directory" in result.stderr
+
+
+def test_quiz_questions_exist_for_the_scenario() -> None:
+    """The scenario quizzes on autograd: the real banks must have at least two such questions."""
+    autograd = [q for q in load_library().questions if q.topic == "autograd"]
+    assert len(autograd) >= 2
+    assert any(q.kind is Kind.MCQ for q in load_library().questions)
