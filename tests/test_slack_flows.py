@@ -288,3 +288,18 @@ def test_manifest_modes() -> None:
     assert {c["url"] for c in http["features"]["slash_commands"]} == {url}
     [shortcut] = http["features"]["shortcuts"]
     assert shortcut["type"] == "message" and shortcut["callback_id"] == "td-run-code"
+
+
+async def test_feedback_falls_back_to_the_response_url_where_the_bot_is_not_a_member(
+    fake: FakeSlack, slack: SlackSender, app: App
+) -> None:
+    fake.not_member_of.add(fake.channel_id)  # e.g. a private channel or a DM with the bot
+    await slack.command("/quiz", BOB, "1")
+    quiz = await fake.wait_for("respond")
+    message = {"ts": None, "text": quiz.data["text"], "blocks": quiz.data["blocks"]}
+    await slack.click(message, buttons_of(quiz.data)[0]["action_id"], BOB, ephemeral=True)
+    feedback = await fake.wait_for("respond", count=2)
+    assert feedback.data["response_type"] == "ephemeral"
+    assert feedback.data["replace_original"] is False
+    assert text_of(feedback.data).strip()
+    assert not fake.sent("chat.postEphemeral")
