@@ -33,6 +33,7 @@ class Call:
     data: dict[str, Any]
     path: str = ""
     status: int = 200
+    ok: bool = True  # the Web API's "ok" in the answer
 
 
 @dataclass
@@ -180,14 +181,14 @@ class FakeSlack:
             )
         token = self.app_token if method == "apps.connections.open" else self.token
         if request.headers.get("Authorization") != f"Bearer {token}":
-            await self._record(Call(method, data, request.path, status=200))
+            await self._record(Call(method, data, request.path, ok=False))
             return web.json_response({"ok": False, "error": "invalid_auth"})
         handler = getattr(self, "m_" + method.replace(".", "_"), None)
         if handler is None:
             result: dict[str, Any] = {"ok": False, "error": "unknown_method"}
         else:
             result = handler(data)
-        await self._record(Call(method, data, request.path))
+        await self._record(Call(method, data, request.path, ok=result["ok"]))
         return web.json_response(result)
 
     def _next_ts(self) -> str:
@@ -264,9 +265,10 @@ class FakeSlack:
         return any(c.method == method and c.status == 0 for c in self.calls)
 
     def sent(self, method: str, **match: Any) -> list[Call]:
+        """Calls of ``method`` that Slack answered with ok: true."""
         return [
             c for c in self.calls
-            if c.method == method and c.status == 200
+            if c.method == method and c.status == 200 and c.ok
             and all(str(c.data.get(k)) == str(v) for k, v in match.items())
         ]
 
