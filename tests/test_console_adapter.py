@@ -158,10 +158,26 @@ async def test_groups_and_leaderboards(console: ConsoleAdapter, term: Term) -> N
 
 
 async def test_review_and_bad_counts(console: ConsoleAdapter, term: Term) -> None:
-    assert "Review 1/" in await say(console, term, "review 3")
+    review = await say(console, term, "review 3")
+    assert "Review 1/3" in review
+    keys = "show" if "Type show" in review else "a, b, c, d"
     assert "review takes 1 to 50 cards" in await say(console, term, "review 0")
     assert "one optional number" in await say(console, term, "review soon")
     assert "quiz takes at most two numbers" in await say(console, term, "quiz 1 2 3")
+    assert f"its keys are: {keys}." in await say(console, term, "next")
+
+
+async def test_keys_are_those_of_the_latest_message(console: ConsoleAdapter, term: Term) -> None:
+    assert "Type today or quiz to get a question" in await say(console, term, "next")
+    shown = await say(console, term, "quiz autograd 2")
+    first = "a" if "Type a · b" in shown else "show"
+    shown = await say(console, term, first)
+    if first == "show":
+        shown = await say(console, term, "easy")
+    assert "Next question" in shown
+    assert "its keys are: next, stop" in await say(console, term, "a")
+    shown = await say(console, term, "stop")
+    assert "Quiz finished:" in shown and "(1 of 2 answered)" in shown
 
 
 async def test_attachments_are_saved_as_files(console: ConsoleAdapter, term: Term, tmp_path: Path) -> None:

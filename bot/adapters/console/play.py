@@ -139,16 +139,19 @@ class ConsoleAdapter:
             elif self.screen.key(parsed.name) is not None and not parsed.args:
                 await self.press(parsed.name)
             elif _looks_like_key(parsed.name) and not parsed.args:
-                self.reply(render.notice(
-                    f"There is no `{parsed.name}` on the message on screen. "
-                    "Type `today` or `quiz` to get a question."
-                ))
+                self.reply(render.notice(self.no_such_key(parsed.name)))
             else:
                 self.reply(commands.unknown_command(parsed.name))
         except Exception as exc:
             log.exception("console command %r failed", parsed.name)
             self.screen.say(f"{SORRY}: {type(exc).__name__}. Please try again.", "red")
         return True
+
+    def no_such_key(self, typed: str) -> str:
+        keys = [k.word or str(k.number) for k in self.screen.keys]
+        if keys:
+            return f"There is no `{typed}` on the message on screen; its keys are: {', '.join(keys)}."
+        return f"There is no `{typed}` on the message on screen. Type `today` or `quiz` to get a question."
 
     def reply(self, message: Message) -> None:
         self.screen.show(message, public=not message.ephemeral)
