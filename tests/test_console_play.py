@@ -234,3 +234,15 @@ def test_quiz_questions_exist_for_the_scenario() -> None:
     autograd = [q for q in load_library().questions if q.topic == "autograd"]
     assert len(autograd) >= 2
     assert any(q.kind is Kind.MCQ for q in load_library().questions)
+
+
+def test_ctrl_c_leaves_cleanly_even_while_reading_code(play: tuple[pexpect.spawn, Path]) -> None:
+    child, db = play
+    send(child, "today")
+    child.sendline("run")
+    child.expect_exact(["... ", "is not available"], timeout=120)
+    child.sendintr()
+    child.expect(pexpect.EOF, timeout=15)
+    child.close()
+    assert child.exitstatus == 0
+    assert rows(db, "select count(*) from posts where kind = 'daily'") == [(1,)]
