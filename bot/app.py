@@ -7,6 +7,7 @@ Adapters receive an ``App`` and only translate between their platform and ``app.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass, field
 
@@ -62,14 +63,41 @@ class App:
     daily: DailyPosting
     scheduler: DailyScheduler
     runs: RunDesk | None = None
+    with_runner: bool = True
+    runner_overrides: dict[str, object] = field(default_factory=dict)  # RunnerSettings fields
+    runner_task: asyncio.Task[str | None] | None = None
+
+    async def start_runner(self) -> str | None:
+        """Start the code runner; returns why not (``/run`` then says so) instead of failing."""
+        try:
+            from runner.service import make_runner
+        except ImportError:
+            return "the runner extra is not installed (pip install 'torchdrill[runner]')"
+        runner = make_runner(self.settings.runner_backend.value, **self.runner_overrides)
+        desk = RunDesk(runner, self.publisher)
+        try:
+            await runner.start()
+        except BaseException as exc:
+            with contextlib.suppress(Exception):
+                await runner.close()
+            if not isinstance(exc, Exception):
+                raise
+            log.warning("the code runner could not start: %s", exc)
+            return f"the code runner could not start here ({exc})"
+        self.runs = desk
+        return None
 
     async def start(self) -> None:
-        if self.runs is not None:
-            await self.runs.runner.start()
+        """Scheduler now; the runner in the background (warming torch takes seconds)."""
         await self.scheduler.start()
+        if self.with_runner and self.runs is None and self.runner_task is None:
+            self.runner_task = asyncio.create_task(self.start_runner(), name="runner start")
 
     async def close(self) -> None:
         self.scheduler.shutdown()
+        if self.runner_task is not None and not self.runner_task.done():
+            self.runner_task.cancel()
+            await asyncio.gather(self.runner_task, return_exceptions=True)
         if self.runs is not None:
             await self.runs.runner.close()
         await self.db.dispose()
@@ -81,16 +109,6 @@ def load_banks(settings: Settings) -> Library:
         log.warning("bank problem (bank skipped): %s", problem)
     log.info("question banks loaded", extra={"banks": len(library.banks), "questions": len(library)})
     return library
-
-
-def make_runs(settings: Settings, publisher: Publisher) -> RunDesk | None:
-    """The runner is optional: without the runner extra, /run says it is unavailable."""
-    try:
-        from runner.service import make_runner
-    except ImportError:
-        log.warning("runner package unavailable: /run is disabled")
-        return None
-    return RunDesk(make_runner(settings.runner_backend.value), publisher)
 
 
 async def build_app(
@@ -109,8 +127,7 @@ async def build_app(
     daily = DailyPosting(drill, publisher)
     scheduler = DailyScheduler(daily)
     daily.on_change = scheduler.rebuild
-    runs = make_runs(settings, publisher) if with_runner else None
-    return App(settings, db, library, drill, publisher, daily, scheduler, runs)
+    return App(settings, db, library, drill, publisher, daily, scheduler, with_runner=with_runner)
 
 
 def configured_adapters(app: App) -> list[Adapter]:
@@ -160,6 +177,8 @@ async def serve(settings: Settings) -> None:
             app.publisher.register(adapter.platform, adapter.publisher)
             await adapter.start()
         await app.start()
+        if console:
+            adapters[0].runner_starting = app.runner_task  # type: ignore[attr-defined]
         await asyncio.gather(*(adapter.run_forever() for adapter in adapters))
     finally:
         for adapter in adapters:

@@ -22,7 +22,7 @@ from bot.core import render
 from bot.core.content import Kind
 from bot.core.identity import Where, channel_row, check_timezone
 from bot.core.messages import Message
-from bot.core.posts import create_post, public_view
+from bot.core.posts import create_post, is_closed, public_view
 from bot.core.publisher import Publisher
 from bot.core.selection import next_for_channel, pool
 from bot.core.topics import TOPICS, normalize_topic
@@ -162,6 +162,13 @@ def describe(view: ScheduleView, now: datetime) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class TodaysPost:
+    post_id: int
+    platform_ref: str | None
+    closed: bool
+
+
 class DailyPosting:
     """Schedule administration and posting, on top of a Drill (for db, library, clock, rng)."""
 
@@ -256,6 +263,20 @@ class DailyPosting:
             where, self.publisher, kind="now", topic=view.topic, reveal_after=view.reveal_at(now) - now
         )
         return render.notice(f"Today's question was already posted, so I posted an extra one (#{extra.post_id}).")
+
+    async def todays_post(self, where: Where) -> TodaysPost | None:
+        """The post that won today's daily claim of the channel (local date of its schedule)."""
+        async with self.db.write() as session:
+            channel_pk = (await channel_row(session, where)).id
+        view = await schedule_of(self.db, channel_pk)
+        now = self.drill.clock.now()
+        today = now.astimezone(ZoneInfo(view.timezone if view else "UTC")).date()
+        async with self.db.read() as session:
+            claim = await session.get(DailyClaim, (channel_pk, today))
+            post = await session.get(Post, claim.post_id) if claim and claim.post_id else None
+            if post is None:
+                return None
+            return TodaysPost(post.id, post.platform_ref, is_closed(post, now))
 
     # ---- posting -------------------------------------------------------------------------
     async def post_for(self, view: ScheduleView, fire_time: datetime) -> int | None:

@@ -1,6 +1,6 @@
 """`torchdrill play`: the playground on its own local SQLite file, migrated on the spot.
 
-Unlike `serve`, the code runner starts in the background: the prompt is usable at once, and
+As in `serve`, the code runner starts in the background: the prompt is usable at once, and
 a host where the sandbox cannot start still plays (``run`` then says why it is unavailable).
 """
 
@@ -13,7 +13,6 @@ from pathlib import Path
 from bot.adapters.console.play import ConsoleAdapter
 from bot.app import App, build_app
 from bot.config import Settings
-from bot.core.runs import RunDesk
 from bot.storage.db import migrate
 
 DEFAULT_DB = Path("data/playground.db")
@@ -33,23 +32,9 @@ def prepare(db_path: Path) -> str:
 
 
 async def start_runner(app: App, journal: Path) -> str | None:
-    """Attach a started embedded runner to ``app``; returns why not when it cannot start."""
-    try:
-        from runner.service import make_runner
-    except ImportError:
-        return "the runner extra is not installed (pip install 'torchdrill[runner]')"
-    runner = make_runner("embedded", journal_path=journal)
-    desk = RunDesk(runner, app.publisher)
-    try:
-        await runner.start()
-    except BaseException as exc:
-        with contextlib.suppress(Exception):
-            await runner.close()
-        if not isinstance(exc, Exception):
-            raise
-        return f"the code runner could not start here ({exc})"
-    app.runs = desk
-    return None
+    """Start the playground's embedded runner, journal next to its DB; returns why not."""
+    app.runner_overrides["journal_path"] = journal
+    return await app.start_runner()
 
 
 async def play(settings: Settings, db_path: Path, name: str | None) -> None:

@@ -11,10 +11,8 @@ import asyncio
 import getpass
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo
 
 from rich.text import Text
 from sqlalchemy import select
@@ -24,11 +22,9 @@ from bot.adapters.console import commands
 from bot.adapters.console.publisher import ConsolePublisher
 from bot.adapters.console.screen import Screen
 from bot.core import render
-from bot.core.daily import schedule_of
-from bot.core.identity import Where, Who, channel_row
+from bot.core.identity import Where, Who
 from bot.core.messages import Message
-from bot.core.posts import is_closed
-from bot.storage.models import DailyClaim, Post
+from bot.storage.models import Post
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -55,13 +51,6 @@ def files_dir_for(database_url: str) -> Path:
     if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
         return Path(url.database).parent / "playground-files"
     return Path("data") / "playground-files"
-
-
-@dataclass(frozen=True)
-class TodaysPost:
-    post_id: int
-    ref: str | None
-    closed: bool
 
 
 class ConsoleAdapter:
@@ -166,27 +155,12 @@ class ConsoleAdapter:
             await self.publisher.update(self.where, outcome.platform_ref, outcome.public)
 
     # ---- the daily question --------------------------------------------------------------
-    async def todays_post(self) -> TodaysPost | None:
-        """The post that won today's daily claim of the playground (same date rule as posting)."""
-        drill = self.app.drill
-        async with self.app.db.write() as session:
-            channel_pk = (await channel_row(session, self.where)).id
-        view = await schedule_of(self.app.db, channel_pk)
-        now = drill.clock.now()
-        today = now.astimezone(ZoneInfo(view.timezone if view else "UTC")).date()
-        async with self.app.db.read() as session:
-            claim = await session.get(DailyClaim, (channel_pk, today))
-            post = await session.get(Post, claim.post_id) if claim and claim.post_id else None
-            if post is None:
-                return None
-            return TodaysPost(post.id, post.platform_ref, is_closed(post, now))
-
     async def post_of_ref(self, ref: str) -> int | None:
         async with self.app.db.read() as session:
             return await session.scalar(select(Post.id).where(Post.platform_ref == ref))
 
     async def today(self, parsed: commands.Parsed) -> None:
-        found = await self.todays_post()
+        found = await self.app.daily.todays_post(self.where)
         if found is None:
             printed = self.publisher.count
             notice = await self.app.daily.post_now(self.where)
@@ -200,8 +174,8 @@ class ConsoleAdapter:
             await self.show_reveal(found.post_id)
             return
         view = await self.app.drill.refresh_view(found.post_id)
-        if found.ref:
-            self.publisher.adopt(found.ref, view)
+        if found.platform_ref:
+            self.publisher.adopt(found.platform_ref, view)
         self.screen.show(view, public=True)
 
     async def show_reveal(self, post_id: int) -> None:
@@ -213,7 +187,7 @@ class ConsoleAdapter:
     async def reveal(self, parsed: commands.Parsed) -> None:
         post_id = self.daily_post_id
         if post_id is None:
-            found = await self.todays_post()
+            found = await self.app.daily.todays_post(self.where)
             post_id = found.post_id if found else None
         if post_id is None:
             self.reply(render.notice("There is no daily question yet today. Type `today` first."))
