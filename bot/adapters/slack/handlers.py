@@ -248,7 +248,11 @@ class Handlers:
             await self.reply(respond, core_render.notice(NO_RUNNER))
             return
         view = self.run_modal(where_of(body), parse.code_from_slack(body.get("text", "")))
-        await self.client.views_open(trigger_id=body["trigger_id"], view=view)
+        try:
+            await self.client.views_open(trigger_id=body["trigger_id"], view=view)
+        except SlackApiError as exc:  # e.g. the trigger expired (Slack allows 3 s)
+            log.warning("views.open failed: %s", exc.response.get("error"))
+            await self.reply(respond, core_render.notice(SORRY))
 
     async def on_run_submitted(self, body: dict[str, Any]) -> None:
         meta = json.loads(body["view"].get("private_metadata") or "{}")
