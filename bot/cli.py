@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot.config import get_settings
+from bot.config import ConfigError, get_settings
 from bot.core.content import Kind, load_library
 
 app = typer.Typer(help="torchdrill: daily PyTorch interview drills for Discord and Slack.", no_args_is_help=True)
@@ -208,8 +208,8 @@ def serve() -> None:
     settings = get_settings()
     try:
         asyncio.run(serve_app(settings))
-    except NotMigratedError as exc:
-        err_console.print(f"[red]{exc}[/red]")
+    except (NotMigratedError, ConfigError) as exc:
+        err_console.print(str(exc), style="red", markup=False, soft_wrap=True)
         raise typer.Exit(code=1) from exc
     except KeyboardInterrupt:
         pass

@@ -12,6 +12,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.core.content import DEFAULT_CONTENT_DIR
 
 
+class ConfigError(ValueError):
+    """A setting is missing or invalid; the message names the variable to fix."""
+
+
 class SlackMode(StrEnum):
     SOCKET = "socket"
     HTTP = "http"

@@ -21,7 +21,7 @@ from bot.adapters.discord.commands import add_commands
 from bot.adapters.discord.interactions import PLATFORM, SORRY, Handlers
 from bot.adapters.discord.publisher import DiscordPublisher
 from bot.adapters.discord.views import ActionButton
-from bot.config import Settings
+from bot.config import ConfigError, Settings
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 120.0
 
 
-class DiscordConfigError(ValueError):
+class DiscordConfigError(ConfigError):
     pass
 
 

@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack.handlers import PLATFORM, Handlers
 from bot.adapters.slack.listeners import register
 from bot.adapters.slack.publisher import SlackPublisher
-from bot.config import Settings, SlackMode
+from bot.config import ConfigError, Settings, SlackMode
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -34,7 +34,7 @@ EVENTS_PATH = "/slack/events"
 RATE_LIMIT_RETRIES = 2
 
 
-class SlackConfigError(ValueError):
+class SlackConfigError(ConfigError):
     pass
 
 
