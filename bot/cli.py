@@ -120,7 +120,6 @@ def runner_worker(
     redis_url: str = typer.Option(None, help="default: REDIS_URL"),
 ) -> None:
     """Serve the Redis job queue: one slot per GPU plus CPU slots, each a warm sandbox."""
-    import logging
 
     from runner.isolation import WeakIsolationError
     from runner.settings import RunnerSettings
@@ -133,7 +132,10 @@ def runner_worker(
         overrides["cpu_slots"] = cpu_slots
     if redis_url:
         overrides["redis_url"] = redis_url
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from bot.observability.logs import setup_logging
+
+    settings = get_settings()
+    setup_logging(settings.log_level, settings.log_json, settings=settings)
     try:
         run_worker(RunnerSettings(**overrides))
     except WeakIsolationError as exc:
