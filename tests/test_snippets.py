@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ class Outcome:
     returncode: int | None  # None when the run timed out
     stdout: str
     stderr: str
+    seconds: float
 
 
 def run_snippet(snippet: Snippet) -> Outcome:
@@ -48,6 +50,7 @@ def run_snippet(snippet: Snippet) -> Outcome:
         "OMP_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="snippet-") as tmp:
         script = Path(tmp) / "snippet.py"
         script.write_text(snippet.program(), encoding="utf-8")
@@ -61,8 +64,8 @@ def run_snippet(snippet: Snippet) -> Outcome:
                 timeout=TIMEOUT_S,
             )
         except subprocess.TimeoutExpired as exc:
-            return Outcome(None, _text(exc.stdout), _text(exc.stderr))
-    return Outcome(done.returncode, done.stdout, done.stderr)
+            return Outcome(None, _text(exc.stdout), _text(exc.stderr), time.monotonic() - started)
+    return Outcome(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 
 def _text(data: str | bytes | None) -> str:
@@ -136,12 +139,28 @@ def test_run_snippet_reports_failure_and_output() -> None:
     assert hidden.stdout.strip() == "''"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("snippet_id", sorted(RUNNABLE))
 def test_snippet_runs(snippet_id: str, outcomes: dict[str, Outcome]) -> None:
     snippet = RUNNABLE[snippet_id]
     outcome = outcomes[snippet_id]
-    tail = f"\n--- stdout ---\n{outcome.stdout[-3000:]}\n--- stderr ---\n{outcome.stderr[-3000:]}"
+    tail = (
+        f" ({outcome.seconds:.1f}s)\n--- stdout ---\n{outcome.stdout[-3000:]}"
+        f"\n--- stderr ---\n{outcome.stderr[-3000:]}"
+    )
     assert outcome.returncode is not None, f"{snippet_id} timed out after {TIMEOUT_S}s{tail}"
     assert outcome.returncode == 0, f"{snippet_id} exited with {outcome.returncode}{tail}"
     missing = missing_expectations(outcome.stdout, snippet.expect)
     assert missing == [], f"{snippet_id}: expected output not found in order: {missing}{tail}"
+
+
+def test_deep_dives_cover_every_answer_of_seed_004_once() -> None:
+    """The long-form bank is the curated form of seed 004: each of its 27 answers exactly once."""
+    bank = next((b for b in LIBRARY.banks if b.id == "deep-dives"), None)
+    assert bank is not None, "content/deep-dives.yaml did not load"
+    refs = sorted(int(ref.partition("#")[2]) for q in bank.questions for ref in q.sources)
+    assert refs == list(range(1, 28))
+    assert {q.kind.value for q in bank.questions} == {"deep_dive"}
+    ids = {q.id for q in bank.questions}
+    assert all(q.id.startswith("dd-") for q in bank.questions)
+    assert [(q.id, r) for q in bank.questions for r in q.related if r not in ids or r == q.id] == []
