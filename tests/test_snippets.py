@@ -91,8 +91,8 @@ def outcomes(request: pytest.FixtureRequest) -> dict[str, Outcome]:
     selected = [
         item.callspec.params["snippet_id"]
         for item in request.session.items
-        if getattr(item, "originalname", None) == "test_snippet_runs"
-        and hasattr(item, "callspec")
+        if getattr(item, "module", None) is request.module
+        and getattr(item, "originalname", None) == "test_snippet_runs"
     ]
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         results = pool.map(run_snippet, (RUNNABLE[sid] for sid in selected))
