@@ -245,4 +245,6 @@ def build_worker(settings: RunnerSettings, *, pool: LocalPool | None = None,
         queue_name=keys.queue, redis_settings=redis_settings(settings.redis_url),
         max_jobs=max(1, len(pool.slots)), on_startup=startup, on_shutdown=shutdown,
         handle_signals=handle_signals, keep_result=0, poll_delay=0.1,  # results: our list
+        # on SIGTERM stop taking jobs and let running ones finish (and report) before exiting
+        job_completion_wait=int(limits.timeout_s) + 10,
         health_check_key=keys.health, job_serializer=_dumps, job_deserializer=json.loads)
