@@ -1,0 +1,65 @@
+"""The curated banks as a whole: every source question accounted for, nothing truncated."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.core.content import Kind, load_library
+from bot.core.coverage import SOURCE_TOTALS, source_coverage
+from bot.core.importers import parse
+
+LIBRARY = load_library()
+TEXT_FIELDS = ("prompt", "answer", "explanation")
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+
+
+def test_all_banks_load_cleanly() -> None:
+    assert LIBRARY.problems == [] and LIBRARY.skipped == []
+    assert {b.id for b in LIBRARY.banks} == {"quiz-mcq", "interview-48", "qa-review", "deep-dives"}
+
+
+@pytest.mark.parametrize("row", source_coverage(LIBRARY), ids=lambda r: r.source)
+def test_every_source_question_is_covered(row) -> None:
+    assert row.total == SOURCE_TOTALS[row.source]
+    assert row.missing == []
+
+
+def test_each_source_question_is_covered_exactly_once() -> None:
+    refs = [ref for q in LIBRARY.questions for ref in q.sources]
+    assert len(refs) == len(set(refs)) == sum(SOURCE_TOTALS.values())
+
+
+def test_mcqs_have_one_answer_and_three_distractors() -> None:
+    mcqs = [q for q in LIBRARY.questions if q.kind is Kind.MCQ]
+    assert len(mcqs) == 25
+    for q in mcqs:
+        assert len(q.choices) == 4 and q.choices.count(q.answer) == 1, q.id
+
+
+def test_merged_questions_keep_every_source_wording() -> None:
+    """Each merged 002 question's own wording survives as the prompt or an alias."""
+    seeds = sorted(SEEDS.glob("002_*.txt")) if SEEDS.is_dir() else []
+    if not seeds:
+        pytest.skip(f"seed documents not found at {SEEDS}")
+    wording = {q.source_number: q.prompt for q in parse(seeds[0].read_text(), "numbered", seeds[0]).questions}
+    merged = [q for q in LIBRARY.questions if len(q.sources) > 1]
+    assert len(merged) >= 6, "losses, optimizers, schedulers, init, layers, activations are merged"
+
+    def norm(text: str) -> str:
+        return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+    for q in merged:
+        kept = {norm(q.prompt), *map(norm, q.aliases)}
+        for ref in q.sources:
+            assert norm(wording[int(ref.split("#")[1])]) in kept, f"{q.id} lost the wording of {ref}"
+
+
+@pytest.mark.parametrize("question", LIBRARY.questions, ids=lambda q: q.id)
+def test_no_truncated_or_mis_decoded_text(question) -> None:
+    for field in TEXT_FIELDS:
+        text = getattr(question, field).rstrip()
+        assert not text.endswith(("...", "…")), f"{question.id}.{field} is cut off"
+        assert not re.search(r"â[\u0080-\u00ff€™œ]|Ã.", text), f"{question.id}.{field} has mojibake"
