@@ -12,7 +12,7 @@ from bot.storage.db import Database, NotMigratedError, head_revision, migrate
 from bot.storage.models import Base
 
 
-def _diff(sync_conn) -> list:  # noqa: ANN001
+def _diff(sync_conn) -> list:
     return compare_metadata(MigrationContext.configure(sync_conn), Base.metadata)
 
 
@@ -23,7 +23,7 @@ async def test_migrated_schema_matches_models(db: Database) -> None:
     assert await db.schema_revision() == head_revision()
 
 
-async def test_unmigrated_database_is_refused_then_accepted(tmp_path) -> None:  # noqa: ANN001
+async def test_unmigrated_database_is_refused_then_accepted(tmp_path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'fresh.db'}"
     db = Database(url)
     with pytest.raises(NotMigratedError, match="torchdrill migrate"):
@@ -33,7 +33,7 @@ async def test_unmigrated_database_is_refused_then_accepted(tmp_path) -> None:  
     await db.dispose()
 
 
-async def test_downgrade_and_upgrade_again_on_sqlite(tmp_path) -> None:  # noqa: ANN001
+async def test_downgrade_and_upgrade_again_on_sqlite(tmp_path) -> None:
     from alembic import command
 
     from bot.storage.db import alembic_config

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Float, case, cast, func, select
+from sqlalchemy import Float, Subquery, case, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.periods import Scope
@@ -30,7 +30,9 @@ class Row:
         return self.correct / self.answered if self.answered else 0.0
 
 
-def _ranked(scope: Scope, scope_id: int, since: datetime | None, workspace_id: int | None = None):
+def _ranked(
+    scope: Scope, scope_id: int, since: datetime | None, workspace_id: int | None = None
+) -> Subquery:
     filters = [Answer.channel_id.is_not(None)]
     if scope is Scope.CHANNEL:
         filters.append(Answer.channel_id == scope_id)
