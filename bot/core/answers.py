@@ -29,8 +29,8 @@ from bot.core.posts import (
     window,
 )
 from bot.core.scoring import points_for
+from bot.storage.hot_statements import insert_answer
 from bot.storage.models import Answer, Channel, Post, Streak
-from bot.storage.upsert import dialect_insert
 
 
 @dataclass
@@ -100,10 +100,7 @@ def _answer_row(
 
 
 async def _insert(session: AsyncSession, values: dict[str, object]) -> bool:
-    inserted = await session.scalar(
-        dialect_insert(session, Answer).values(**values).on_conflict_do_nothing().returning(Answer.id)
-    )
-    return inserted is not None
+    return await insert_answer(session, values) is not None
 
 
 async def record_pick(

@@ -5,6 +5,7 @@ Correct MCQ answers rate Good and wrong ones Again; flashcards use the member's 
 
 from __future__ import annotations
 
+import zlib
 from datetime import datetime
 
 from fsrs import Card, Rating, Scheduler
@@ -12,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.clock import as_utc
+from bot.storage.hot_statements import upsert_srs_card
 from bot.storage.models import SrsCard
 
 # No fuzzing: due dates must be reproducible in tests and across replicas.
@@ -26,18 +28,21 @@ async def review(
     session: AsyncSession, member_id: int, question_id: str, rating: Rating, when: datetime
 ) -> datetime:
     """Apply one review to the member's card (creating it) and return the next due time."""
-    row = await session.get(SrsCard, (member_id, question_id))
-    card = Card.from_json(row.state) if row else Card()
+    row = (
+        await session.execute(
+            select(SrsCard.state, SrsCard.reps).where(
+                SrsCard.member_id == member_id, SrsCard.question_id == question_id
+            )
+        )
+    ).first()
+    # an explicit id: fsrs otherwise derives it from the clock and sleeps 1 ms to keep it unique
+    card = Card.from_json(row.state) if row else Card(card_id=zlib.crc32(f"{member_id}:{question_id}".encode()))
     card, _log = SCHEDULER.review_card(card, rating, as_utc(when))
     due = as_utc(card.due)
-    if row is None:
-        session.add(
-            SrsCard(member_id=member_id, question_id=question_id, state=card.to_json(), due=due, reps=1)
-        )
-    else:
-        row.state = card.to_json()
-        row.due = due
-        row.reps += 1
+    await upsert_srs_card(session, {
+        "member_id": member_id, "question_id": question_id, "state": card.to_json(), "due": due,
+        "reps": (row.reps if row else 0) + 1,
+    })
     return due
 
 

@@ -2,7 +2,8 @@
 
 SQLite allows one writer. Write transactions start with ``BEGIN IMMEDIATE`` (so two writers
 never deadlock upgrading a read lock) and are queued on an in-process lock (so they wait in
-FIFO order instead of spinning on the busy handler); ``busy_timeout`` covers other processes.
+FIFO order instead of spinning on the busy handler); a lock held by another process is waited
+for with asyncio sleeps. Statements run inline in the event loop (see sqlite_inline).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from sqlalchemy import event, inspect
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -24,7 +26,10 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from bot.storage import sqlite_inline
+
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+WRITE_LOCK_WAIT_S = 30.0  # how long a write waits for another process's SQLite write lock
 
 
 class NotMigratedError(RuntimeError):
@@ -40,14 +45,15 @@ def _prepare_sqlite_file(url: str) -> None:
 def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     if url.startswith("sqlite"):
         _prepare_sqlite_file(url)
-        engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
+        path = make_url(url).database or ":memory:"
+        engine = create_async_engine(url, async_creator=sqlite_inline.creator(path), **kwargs)
 
         @event.listens_for(engine.sync_engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={sqlite_inline.BUSY_TIMEOUT_MS}")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
@@ -89,13 +95,37 @@ class Database:
     async def write(self) -> AsyncIterator[AsyncSession]:
         """A transaction that commits on success and rolls back on error."""
         lock = self._write_lock or contextlib.nullcontext()
-        async with lock, self._write() as session:
+        async with lock:
+            session = await self._begin_write()
             new_ids: dict[tuple[str, ...], tuple[int, int, str]] = {}
             session.info["id_cache"] = self.id_cache
             session.info["new_ids"] = new_ids
-            async with session.begin():
+            try:
                 yield session
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
+            finally:
+                await session.close()
             self.id_cache.update(new_ids)  # only ids whose rows were committed
+
+    async def _begin_write(self) -> AsyncSession:
+        """Start the transaction; on SQLite take the write lock now, waiting without blocking."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + WRITE_LOCK_WAIT_S
+        delay = 0.005
+        while True:
+            session = self._write()
+            try:
+                await session.connection()  # autobegin: BEGIN IMMEDIATE on SQLite
+                return session
+            except OperationalError as exc:
+                await session.close()
+                if not (self.is_sqlite and "locked" in str(exc)) or loop.time() > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
     def insert(self, table: Any) -> Any:
         """Dialect insert, so callers can use ``on_conflict_do_nothing``/``do_update``."""
