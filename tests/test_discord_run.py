@@ -24,6 +24,7 @@ from tests.fake_discord import (
     User,
     text_of,
 )
+from tests.run_desk import embedded_run_desk
 
 CAROL = User(800_000_000_000_000_003, "carol")
 RESULT_TIMEOUT = 60
@@ -31,23 +32,8 @@ RESULT_TIMEOUT = 60
 
 @pytest.fixture
 async def runs(app: App, tmp_path: Path) -> AsyncIterator[RunDesk]:
-    from runner.service import make_runner
-
-    runner = make_runner(
-        "embedded",
-        warm=False,
-        allow_weak_isolation=True,
-        gpus=[],
-        timeout_s=20,
-        journal_path=tmp_path / "journal.sqlite3",
-        rate_per_minute=30,
-    )
-    desk = RunDesk(runner, app.publisher)
-    app.runs = desk
-    await runner.start()
-    yield desk
-    await runner.close()
-    app.runs = None
+    async with embedded_run_desk(app, tmp_path) as desk:
+        yield desk
 
 
 async def result_in_thread(fake: FakeDiscord, ack_id: int) -> dict:

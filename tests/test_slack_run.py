@@ -12,6 +12,7 @@ from bot.adapters.slack.handlers import CODE_ACTION_ID, CODE_BLOCK_ID, RUN_SHORT
 from bot.app import App
 from bot.core.runs import RunDesk
 from tests.fake_slack import FakeSlack, SlackSender, text_of
+from tests.run_desk import embedded_run_desk
 from tests.slack_fixtures import (  # noqa: F401 - fixtures
     BOB,
     CAROL,
@@ -27,23 +28,8 @@ RESULT_TIMEOUT = 60
 
 @pytest.fixture
 async def runs(app: App, tmp_path: Path) -> AsyncIterator[RunDesk]:
-    from runner.service import make_runner
-
-    runner = make_runner(
-        "embedded",
-        warm=False,
-        allow_weak_isolation=True,
-        gpus=[],
-        timeout_s=20,
-        journal_path=tmp_path / "journal.sqlite3",
-        rate_per_minute=30,
-    )
-    desk = RunDesk(runner, app.publisher)
-    app.runs = desk
-    await runner.start()
-    yield desk
-    await runner.close()
-    app.runs = None
+    async with embedded_run_desk(app, tmp_path) as desk:
+        yield desk
 
 
 async def open_modal(fake: FakeSlack, slack: SlackSender) -> dict:

@@ -6,13 +6,13 @@ decides scoring or eligibility — except who may manage the daily question (a p
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import discord
 
+from bot.adapters.background import BackgroundTasks
 from bot.adapters.discord.publisher import DiscordPublisher, make_ref
 from bot.adapters.discord.render import render_message
 from bot.core import render
@@ -55,7 +55,7 @@ class Handlers:
     def __init__(self, app: App, publisher: DiscordPublisher) -> None:
         self.app = app
         self.publisher = publisher
-        self.tasks: set[asyncio.Task[object]] = set()
+        self.tasks = BackgroundTasks()
 
     # ---- replies -------------------------------------------------------------------------
     async def defer(self, interaction: discord.Interaction, *, ephemeral: bool) -> None:
@@ -155,21 +155,10 @@ class Handlers:
         return render.notice(f"Round started: {count} question(s), {seconds} s each. Good luck!")
 
     def background(self, work: Awaitable[object], name: str) -> None:
-        async def guarded() -> object:
-            try:
-                return await work
-            except Exception:
-                log.exception("background task %s failed", name)
-                return None
-
-        task = asyncio.create_task(guarded(), name=name)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        self.tasks.spawn(work, name)
 
     async def cancel_background(self) -> None:
-        for task in list(self.tasks):
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.tasks.cancel_all()
 
     # ---- /daily --------------------------------------------------------------------------
     async def daily(

@@ -9,7 +9,6 @@ Nothing here decides scoring or eligibility, except who may manage the daily que
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.background import BackgroundTasks
 from bot.adapters.slack import args as parse
 from bot.adapters.slack.blocks import render
 from bot.adapters.slack.publisher import Ref, SlackPublisher
@@ -75,7 +75,7 @@ class Handlers:
         self.app = app
         self.client = client
         self.publisher = publisher
-        self.tasks: set[asyncio.Task[object]] = set()
+        self.tasks = BackgroundTasks()
 
     # ---- replies -------------------------------------------------------------------------
     async def reply(self, respond: Respond, message: Message, *, public: bool = False) -> None:
@@ -308,20 +308,8 @@ class Handlers:
         ack.blocks.extend(status.blocks)
         await self.publisher.update(where, ref, ack)
 
-    # ---- background work -----------------------------------------------------------------
     def background(self, work: Awaitable[object], name: str) -> None:
-        async def guarded() -> object:
-            try:
-                return await work
-            except Exception:
-                log.exception("background task %s failed", name)
-                return None
-
-        task = asyncio.create_task(guarded(), name=name)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        self.tasks.spawn(work, name)
 
     async def cancel_background(self) -> None:
-        for task in list(self.tasks):
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.tasks.cancel_all()
