@@ -84,6 +84,12 @@ def bwrap_command(bwrap: str, *, root: bool, disk_mb: int, env: dict[str, str],
                 "/etc/alternatives"):
         if os.path.exists(etc):
             cmd += ["--ro-bind", etc, etc]
+    # the private /tmp first: a Python install living under /tmp (a CI checkout, say) is then
+    # bound on top of it instead of being hidden by it
+    cmd += ["--proc", "/proc", "--dev", "/dev",
+            # root-owned 0755: the job uid can write nowhere but its own directory
+            "--size", str(disk_mb * 1024 * 1024), "--perms", "0755", "--tmpfs", "/tmp",
+            "--size", str(1024 * 1024), "--perms", "0755", "--tmpfs", "/dev/shm"]
     made: set[str] = set()
     for root_dir in python_roots():
         parts = Path(root_dir).parts
@@ -93,11 +99,7 @@ def bwrap_command(bwrap: str, *, root: bool, disk_mb: int, env: dict[str, str],
                 cmd += ["--perms", "0755", "--dir", parent]
                 made.add(parent)
         cmd += ["--ro-bind", root_dir, root_dir]
-    cmd += ["--ro-bind", str(ZYGOTE_SOURCE), ZYGOTE_IN_SANDBOX,
-            "--proc", "/proc", "--dev", "/dev",
-            # root-owned 0755: the job uid can write nowhere but its own directory
-            "--size", str(disk_mb * 1024 * 1024), "--perms", "0755", "--tmpfs", "/tmp",
-            "--size", str(1024 * 1024), "--perms", "0755", "--tmpfs", "/dev/shm"]
+    cmd += ["--ro-bind", str(ZYGOTE_SOURCE), ZYGOTE_IN_SANDBOX]
     if gpu:
         for dev in sorted(glob.glob("/dev/nvidia*")):
             cmd += ["--dev-bind", dev, dev]

@@ -18,7 +18,14 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from runner.isolation import ZYGOTE_IN_SANDBOX, ZYGOTE_SOURCE, Isolation, Level, bwrap_command
+from runner.isolation import (
+    ZYGOTE_IN_SANDBOX,
+    ZYGOTE_SOURCE,
+    Isolation,
+    Level,
+    bwrap_command,
+    python_roots,
+)
 from runner.jobs import Limits
 
 log = logging.getLogger(__name__)
@@ -80,6 +87,7 @@ class Slot:
                "TORCHDRILL_WARM": "1" if self.warm else "0"}
         if self.isolation.level is Level.FULL:
             env["TORCHDRILL_NAMESPACED"] = "1"
+            env["TORCHDRILL_KEEP"] = os.pathsep.join(python_roots())  # never wiped between jobs
         else:
             self._scratch = self._scratch or tempfile.mkdtemp(prefix=f"torchdrill-slot{self.index}-")
             os.chmod(self._scratch, 0o755)

@@ -216,11 +216,20 @@ def child_main(req: dict, out_w: int, err_w: int, meta_w: int, base_vm_kb: int) 
     os._exit(code & 0xFF)
 
 
+KEEP = [p for p in os.environ.get("TORCHDRILL_KEEP", "").split(os.pathsep) if p]
+
+
 def wipe(directory: str) -> None:
+    """Empty a scratch directory, sparing the read-only interpreter mounts inside it."""
     if not os.path.isdir(directory):
         return
     for name in os.listdir(directory):
         path = os.path.join(directory, name)
+        if path in KEEP:
+            continue
+        if any(keep.startswith(path + "/") for keep in KEEP):
+            wipe(path)
+            continue
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
