@@ -20,7 +20,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check bot runner tests bench
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check bot runner tests bench
