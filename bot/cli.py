@@ -20,12 +20,6 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def not_available(feature: str) -> None:
-    """Refuse honestly instead of pretending a missing feature worked."""
-    err_console.print(f"[yellow]{feature} is not available yet.[/yellow]")
-    raise typer.Exit(code=2)
-
-
 @content_app.command("check")
 def content_check(
     files: list[Path] = typer.Argument(None, help="bank files to check (default: every bank in the content dir)"),
