@@ -34,6 +34,8 @@ async def test_reveal_publishes_counts_percent_fastest_and_explanation(drill, pu
     await drill.handle_action(who(2), Action(Verb.PICK, posted.post_id, right).encode())
     clock.advance(5)
     await drill.handle_action(who(3), Action(Verb.PICK, posted.post_id, right).encode())
+    other = next(x for x in drill.library.questions if x.id != q.id)
+    q.related = [other.id, "no-such-question"]
     msg = await drill.reveal_post(posted.post_id, WHERE, publisher)
     text = msg.plain()
     assert "3 answered · 67% correct" in text
@@ -43,6 +45,7 @@ async def test_reveal_publishes_counts_percent_fastest_and_explanation(drill, pu
     assert publisher.updates[-1][0] == posted.ref
     ref, thread_msg, thread_of = publisher.posts[-1]
     assert thread_of == posted.ref and q.explanation in thread_msg.plain()
+    assert f"• {other.prompt}" in thread_msg.plain()  # related questions by their prompt
     # answering after the reveal is refused; revealing again changes nothing
     late = await drill.handle_action(who(4), Action(Verb.PICK, posted.post_id, right).encode())
     assert "closed" in late.reply.plain()

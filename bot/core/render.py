@@ -167,12 +167,12 @@ def reveal_message(post_id: int, question: Question, order: Sequence[int], facts
     return msg
 
 
-def explanation_message(question: Question) -> Message:
-    """Posted in the question's thread at the reveal."""
+def explanation_message(question: Question, related: Sequence[Question] = ()) -> Message:
+    """Posted in the question's thread at the reveal; ``related`` are the questions to go deeper."""
     msg = Message(title="Explanation")
     explanation_blocks(msg, question)
-    if question.related:
-        msg.footer = "Go deeper: " + ", ".join(question.related[:3])
+    if related:
+        msg.text("**Go deeper** (in /quiz and /review):\n" + "\n".join(f"• {q.prompt}" for q in related[:3]))
     return msg
 
 

@@ -245,8 +245,9 @@ class Drill:
             question = self.library[(await session.get(Post, post_id)).question_id]  # type: ignore[union-attr]
         if revealed.platform_ref and revealed.first_time:
             await publisher.update(where, revealed.platform_ref, revealed.message)
+            related = [self.library[r] for r in question.related if r in self.library]
             await publisher.publish(
-                where, render.explanation_message(question), thread_of=revealed.platform_ref
+                where, render.explanation_message(question, related), thread_of=revealed.platform_ref
             )
         return revealed.message
 
