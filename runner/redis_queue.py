@@ -21,6 +21,7 @@ import json
 import logging
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from arq import ArqRedis, Worker, create_pool
@@ -47,6 +48,14 @@ def _dumps(data: dict[str, Any]) -> bytes:
     return json.dumps(data).encode()
 
 
+NEXT_SCORE_LUA = """
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+local score = math.max(tonumber(ARGV[1]), last + 1)
+redis.call('SET', KEYS[1], score)
+return score
+"""
+
+
 class Keys:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -54,6 +63,7 @@ class Keys:
         self.results = f"{prefix}:results"
         self.delivering = f"{prefix}:delivering"
         self.health = f"{prefix}:health"
+        self.last_score = f"{prefix}:last-score"
 
     def request(self, job_id: str) -> str:
         return f"{self.prefix}:req:{job_id}"
@@ -149,8 +159,12 @@ class RedisRunner(RunnerService):
             await redis.delete(active)
             raise
         await redis.set(keys.request(job_id), json.dumps(request.to_dict()), ex=REQUEST_TTL_S)
+        # arq orders its queue by millisecond score, and ties by job id: strictly increasing
+        # scores keep it first-come, first-served even for jobs submitted in the same ms
+        score_ms = await redis.eval(NEXT_SCORE_LUA, 1, keys.last_score, int(time.time() * 1000))
         await redis.enqueue_job("run_snippet", job_id, request.to_dict(), _job_id=job_id,
-                                _queue_name=keys.queue)
+                                _queue_name=keys.queue,
+                                _defer_until=datetime.fromtimestamp(int(score_ms) / 1000, UTC))
         position = await self.position(job_id)
         return Submitted(job_id, 1 if position is None else position)
 

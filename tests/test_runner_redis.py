@@ -194,3 +194,13 @@ async def test_a_retried_job_is_reported_interrupted_once_and_never_rerun(
         assert await run_snippet(ctx, "retried-job", request) == "already published"
         await asyncio.sleep(0.3)
         assert await runner.redis.llen(keys.results) == 0
+
+
+async def test_jobs_submitted_in_the_same_millisecond_keep_their_order(conf: RunnerSettings) -> None:
+    conf = conf.model_copy(update={"queue_cap": 20})
+    async with bot(conf) as (runner, _):
+        subs = [await runner.submit(req(f"print({i})", f"u:{i}")) for i in range(12)]
+        assert [s.position for s in subs] == list(range(1, 13))
+        assert [await runner.position(s.job_id) for s in subs] == list(range(1, 13))
+        for s in subs:
+            await runner.cancel(s.job_id)
