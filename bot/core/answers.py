@@ -6,11 +6,11 @@ retries and races between replicas record one answer; the loser is told what the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from fsrs import Rating
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core import render, srs
@@ -20,17 +20,32 @@ from bot.core.identity import MemberRef, Who, member_ref
 from bot.core.messages import Message
 from bot.core.posts import (
     CHANNEL_KINDS,
+    PostLike,
+    PostSnapshot,
     QuestionGoneError,
     closes_text,
     is_closed,
+    load_snapshot,
     order_of,
-    public_view,
     question_of,
+    snapshot_view,
     window,
 )
 from bot.core.scoring import points_for
+from bot.storage.db import core_connection
 from bot.storage.hot_statements import insert_answer
-from bot.storage.models import Answer, Channel, Post, Streak
+from bot.storage.models import Answer, Post, Streak
+
+# Built once: constructing statements per click costs more than running them.
+_CHOICE_QUERY = select(Answer.choice).where(
+    Answer.post_id == bindparam("post_id"), Answer.member_id == bindparam("member_id")
+)
+_CLOSE_POST = (
+    update(Post.__table__).where(Post.__table__.c.id == bindparam("post_id")).values(closed_at=bindparam("closed_at"))
+)
+_STREAK_QUERY = select(Streak.current).where(
+    Streak.member_id == bindparam("member_id"), Streak.channel_id == bindparam("channel_id")
+)
 
 
 @dataclass
@@ -46,7 +61,7 @@ class Outcome:
 
 @dataclass
 class _Loaded:
-    post: Post
+    post: PostSnapshot
     question: Question
     member: MemberRef
 
@@ -54,7 +69,7 @@ class _Loaded:
 async def _load(
     session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
 ) -> _Loaded | Outcome:
-    post = await session.get(Post, post_id)
+    post = await load_snapshot(session, post_id)
     if post is None:
         return Outcome(render.notice("This question no longer exists."))
     try:
@@ -70,18 +85,24 @@ async def _load(
     return _Loaded(post, question, member)
 
 
-async def _existing(session: AsyncSession, post_id: int, member_id: int) -> Answer | None:
-    return await session.scalar(
-        select(Answer).where(Answer.post_id == post_id, Answer.member_id == member_id)
-    )
+async def _existing(session: AsyncSession, post_id: int, member_id: int) -> int | None:
+    """The choice the member already recorded for this post, if any."""
+    conn = await core_connection(session)
+    return await conn.scalar(_CHOICE_QUERY, {"post_id": post_id, "member_id": member_id})
 
 
-def _elapsed_ms(post: Post, now: datetime) -> int:
+async def _close(session: AsyncSession, post_id: int, now: datetime) -> None:
+    """A personal question is done once answered."""
+    conn = await core_connection(session)
+    await conn.execute(_CLOSE_POST, {"post_id": post_id, "closed_at": now})
+
+
+def _elapsed_ms(post: PostLike, now: datetime) -> int:
     return max(0, int((now - as_utc(post.opened_at)).total_seconds() * 1000))
 
 
 def _answer_row(
-    post: Post, question: Question, member: MemberRef, now: datetime,
+    post: PostLike, question: Question, member: MemberRef, now: datetime,
     *, choice: int, correct: bool, points: int,
 ) -> dict[str, object]:
     return dict(
@@ -118,15 +139,12 @@ async def record_pick(
     if is_closed(post, now):
         existing = await _existing(session, post.id, member.id)
         if existing is not None:
-            return Outcome(
-                render.already_answered(question, order, existing.choice, question.kind), post_id
-            )
+            return Outcome(render.already_answered(question, order, existing, question.kind), post_id)
         return Outcome(render.closed_message(question, order, None), post_id)
 
     original = order[position]
     correct = original == question.answer_index
-    channel = await session.get(Channel, post.channel_id) if post.channel_id else None
-    bonus = post.kind == "round" or bool(channel and channel.speed_bonus)
+    bonus = post.kind == "round" or post.speed_bonus
     points = points_for(
         kind=post.kind,
         correct=correct,
@@ -138,17 +156,21 @@ async def record_pick(
     values = _answer_row(post, question, member, now, choice=original, correct=correct, points=points)
     if not await _insert(session, values):
         existing = await _existing(session, post.id, member.id)
-        choice = existing.choice if existing else original
+        choice = original if existing is None else existing
         return Outcome(render.already_answered(question, order, choice, question.kind), post_id)
     await srs.review(session, member.id, question.id, srs.rating_for(correct), now)
 
     channel_post = post.kind in CHANNEL_KINDS
     if not channel_post:
-        post.closed_at = now  # a personal question is done once answered
+        await _close(session, post.id, now)
+        post = replace(post, closed_at=now)
     streak = None
-    if post.kind == "daily" and correct and channel is not None:
-        row = await session.get(Streak, (member.id, channel.id))
-        streak = (row.current if row else 0) + 1
+    if post.kind == "daily" and correct and post.channel_id is not None:
+        conn = await core_connection(session)
+        current = await conn.scalar(
+            _STREAK_QUERY, {"member_id": member.id, "channel_id": post.channel_id}
+        )
+        streak = (current or 0) + 1
     from bot.core.quizzes import after_answer  # local: quizzes imports this module
 
     reply = render.answer_feedback(
@@ -159,12 +181,12 @@ async def record_pick(
         points=points,
         reveal_now=not channel_post,
         hide_result=post.kind == "round",
-        closes=closes_text(post, channel.timezone if channel else None),
+        closes=closes_text(post, post.channel_tz),
         streak=streak,
     )
     if post.quiz_id is not None:
         await after_answer(session, post, reply)
-    public = await public_view(session, library, post) if channel_post else None
+    public = await snapshot_view(session, library, post) if channel_post else None
     return Outcome(reply, post.id, public, post.platform_ref, recorded=True)
 
 
@@ -193,10 +215,11 @@ async def record_grade(
     values = _answer_row(post, question, member, now, choice=grade, correct=grade >= Rating.Good, points=0)
     if not await _insert(session, values):
         existing = await _existing(session, post.id, member.id)
-        choice = existing.choice if existing else grade
+        choice = grade if existing is None else existing
         return Outcome(render.already_answered(question, [], choice, question.kind), post_id)
     due = await srs.review(session, member.id, question.id, Rating(grade), now)
-    post.closed_at = now
+    await _close(session, post.id, now)
+    post = replace(post, closed_at=now)
     label = dict((g, lbl) for g, lbl, _ in render.GRADES)[grade]
     reply = render.notice(f"Saved: **{label}**. You will see this card again {_in_words(due - now)}.")
     if post.quiz_id is not None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol
+from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.clock import Clock, as_utc
@@ -15,9 +17,69 @@ from bot.core.messages import Message
 from bot.core.render import RevealFacts, question_message, reveal_message
 from bot.core.scoring import StreakState, settle_streak
 from bot.core.selection import shuffled_order
+from bot.storage.db import core_connection
 from bot.storage.models import Answer, Channel, Member, Post, Streak
 
 CHANNEL_KINDS = frozenset({"daily", "round", "now"})
+
+
+class PostLike(Protocol):
+    """What the rules read from a post: the ORM row or a PostSnapshot."""
+
+    id: int
+    kind: str
+    question_id: str
+    choice_order: str
+    channel_id: int | None
+    member_id: int | None
+    quiz_id: int | None
+    opened_at: datetime
+    closes_at: datetime | None
+    closed_at: datetime | None
+    platform_ref: str | None
+
+
+@dataclass(frozen=True)
+class PostSnapshot:
+    """A post plus its channel's settings, read in one Core query on the hot answer path."""
+
+    id: int
+    kind: str
+    question_id: str
+    choice_order: str
+    channel_id: int | None
+    member_id: int | None
+    quiz_id: int | None
+    opened_at: datetime
+    closes_at: datetime | None
+    closed_at: datetime | None
+    platform_ref: str | None
+    channel_tz: str | None
+    speed_bonus: bool
+
+
+_SNAPSHOT_QUERY = (
+    select(
+        *(Post.__table__.c[f] for f in (
+            "id", "kind", "question_id", "choice_order", "channel_id", "member_id", "quiz_id",
+            "opened_at", "closes_at", "closed_at", "platform_ref",
+        )),
+        Channel.__table__.c.timezone.label("channel_tz"),
+        Channel.__table__.c.speed_bonus,
+    )
+    .select_from(Post.__table__.outerjoin(Channel.__table__, Channel.id == Post.channel_id))
+    .where(Post.__table__.c.id == bindparam("post_id"))
+)
+
+
+async def load_snapshot(session: AsyncSession, post_id: int) -> PostSnapshot | None:
+    conn = await core_connection(session)
+    row = (await conn.execute(_SNAPSHOT_QUERY, {"post_id": post_id})).first()
+    if row is None:
+        return None
+    data = dict(row._mapping)
+    data["speed_bonus"] = bool(data["speed_bonus"])
+    return PostSnapshot(**data)
 
 
 @dataclass(frozen=True)
@@ -33,17 +95,17 @@ class QuestionGoneError(LookupError):
     """A post refers to a question that was removed from the banks."""
 
 
-def order_of(post: Post) -> list[int]:
+def order_of(post: PostLike) -> list[int]:
     return [int(x) for x in post.choice_order.split(",")] if post.choice_order else []
 
 
-def is_closed(post: Post, now: datetime) -> bool:
+def is_closed(post: PostLike, now: datetime) -> bool:
     if post.closed_at is not None:
         return True
     return post.closes_at is not None and as_utc(post.closes_at) <= now
 
 
-def question_of(library: Library, post: Post) -> Question:
+def question_of(library: Library, post: PostLike) -> Question:
     question = library.get(post.question_id)
     if question is None:
         raise QuestionGoneError(
@@ -86,33 +148,42 @@ async def create_post(
 
 
 async def answer_count(session: AsyncSession, post_id: int) -> int:
-    return await session.scalar(select(func.count()).where(Answer.post_id == post_id)) or 0
+    conn = await core_connection(session)
+    return (await conn.execute(_COUNT_QUERY, {"post_id": post_id})).scalar() or 0
 
 
-def closes_text(post: Post, channel_tz: str | None = None) -> str | None:
+_COUNT_QUERY = (
+    select(func.count()).select_from(Answer.__table__).where(Answer.__table__.c.post_id == bindparam("post_id"))
+)
+
+
+def closes_text(post: PostLike, channel_tz: str | None = None) -> str | None:
     if post.closes_at is None:
         return None
     when = as_utc(post.closes_at)
     if channel_tz:
-        from zoneinfo import ZoneInfo
-
         local = when.astimezone(ZoneInfo(channel_tz))
         return f"at {local:%H:%M} {local.tzname()}"
     return f"at {when:%H:%M} UTC"
 
 
-async def public_view(session: AsyncSession, library: Library, post: Post) -> Message:
+async def snapshot_view(session: AsyncSession, library: Library, snap: PostSnapshot) -> Message:
     """The message everyone sees before the reveal: the question and how many answered."""
-    question = question_of(library, post)
-    channel = await session.get(Channel, post.channel_id) if post.channel_id else None
     return question_message(
-        post.id,
-        question,
-        order_of(post),
-        kind=post.kind,
-        answered=await answer_count(session, post.id),
-        closes=closes_text(post, channel.timezone if channel else None),
+        snap.id,
+        question_of(library, snap),
+        order_of(snap),
+        kind=snap.kind,
+        answered=await answer_count(session, snap.id),
+        closes=closes_text(snap, snap.channel_tz),
     )
+
+
+async def public_view(session: AsyncSession, library: Library, post: PostLike) -> Message:
+    snap = await load_snapshot(session, post.id)
+    if snap is None:
+        raise LookupError(f"post {post.id} does not exist")
+    return await snapshot_view(session, library, snap)
 
 
 async def reveal_facts(session: AsyncSession, post: Post, question: Question) -> RevealFacts:
@@ -216,7 +287,7 @@ async def due_reveals(session: AsyncSession, now: datetime) -> list[int]:
     return list(rows)
 
 
-def window(post: Post, default: timedelta = timedelta(hours=12)) -> timedelta:
+def window(post: PostLike, default: timedelta = timedelta(hours=12)) -> timedelta:
     if post.closes_at is None:
         return default
     return as_utc(post.closes_at) - as_utc(post.opened_at)

@@ -12,7 +12,7 @@ from bot.core.clock import Clock
 from bot.core.content import Library, Question
 from bot.core.identity import Who, member_row
 from bot.core.messages import Message
-from bot.core.posts import create_post, order_of, question_of
+from bot.core.posts import PostLike, create_post, order_of, question_of
 from bot.core.selection import pool
 from bot.storage.models import Answer, Post, Quiz
 
@@ -109,7 +109,7 @@ async def start_review(
     return await _start(session, library, clock, who, "review", chosen, None)
 
 
-async def _index_of(session: AsyncSession, post: Post) -> int:
+async def _index_of(session: AsyncSession, post: PostLike) -> int:
     return (
         await session.scalar(
             select(func.count()).where(Post.quiz_id == post.quiz_id, Post.id < post.id)
@@ -132,7 +132,7 @@ async def _summary(session: AsyncSession, quiz: Quiz) -> str:
     return f"**{what} finished:** {correct}/{answered} correct ({answered} of {total} answered)."
 
 
-async def after_answer(session: AsyncSession, post: Post, reply: Message) -> None:
+async def after_answer(session: AsyncSession, post: PostLike, reply: Message) -> None:
     """Attach Next/Stop buttons, or the final summary when this was the last question."""
     quiz = await session.get(Quiz, post.quiz_id)
     if quiz is None:

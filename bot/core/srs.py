@@ -9,12 +9,18 @@ import zlib
 from datetime import datetime
 
 from fsrs import Card, Rating, Scheduler
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.clock import as_utc
+from bot.storage.db import core_connection
 from bot.storage.hot_statements import upsert_srs_card
 from bot.storage.models import SrsCard
+
+# Built once: constructing a statement per click costs more than running it.
+_CARD_QUERY = select(SrsCard.state, SrsCard.reps).where(
+    SrsCard.member_id == bindparam("member_id"), SrsCard.question_id == bindparam("question_id")
+)
 
 # No fuzzing: due dates must be reproducible in tests and across replicas.
 SCHEDULER = Scheduler(enable_fuzzing=False)
@@ -28,13 +34,8 @@ async def review(
     session: AsyncSession, member_id: int, question_id: str, rating: Rating, when: datetime
 ) -> datetime:
     """Apply one review to the member's card (creating it) and return the next due time."""
-    row = (
-        await session.execute(
-            select(SrsCard.state, SrsCard.reps).where(
-                SrsCard.member_id == member_id, SrsCard.question_id == question_id
-            )
-        )
-    ).first()
+    conn = await core_connection(session)
+    row = (await conn.execute(_CARD_QUERY, {"member_id": member_id, "question_id": question_id})).first()
     # an explicit id: fsrs otherwise derives it from the clock and sleeps 1 ms to keep it unique
     card = Card.from_json(row.state) if row else Card(card_id=zlib.crc32(f"{member_id}:{question_id}".encode()))
     card, _log = SCHEDULER.review_card(card, rating, as_utc(when))

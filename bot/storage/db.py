@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -118,7 +119,8 @@ class Database:
         while True:
             session = self._write()
             try:
-                await session.connection()  # autobegin: BEGIN IMMEDIATE on SQLite
+                # autobegin (BEGIN IMMEDIATE on SQLite); kept for core_connection()
+                session.info["connection"] = await session.connection()
                 return session
             except OperationalError as exc:
                 await session.close()
@@ -147,6 +149,14 @@ class Database:
                 f"database schema is at {current or 'nothing'} but this version needs {head}; "
                 "run `torchdrill migrate` first"
             )
+
+
+async def core_connection(session: AsyncSession) -> AsyncConnection:
+    """The session's connection, for Core statements in its transaction (no ORM overhead)."""
+    conn = session.info.get("connection")
+    if conn is None:
+        conn = session.info["connection"] = await session.connection()
+    return conn
 
 
 def _current_revision(sync_conn: Any) -> str | None:

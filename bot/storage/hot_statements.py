@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import TextClause, bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.storage.db import core_connection
 from bot.storage.models import Answer, SrsCard
 
 
@@ -43,8 +44,10 @@ UPSERT_SRS = _typed(
 
 async def insert_answer(session: AsyncSession, values: dict[str, Any]) -> int | None:
     """The new answer's id, or None when the member had already answered this post."""
-    return (await session.execute(INSERT_ANSWER, values)).scalar()
+    conn = await core_connection(session)
+    return (await conn.execute(INSERT_ANSWER, values)).scalar()
 
 
 async def upsert_srs_card(session: AsyncSession, values: dict[str, Any]) -> None:
-    await session.execute(UPSERT_SRS, values)
+    conn = await core_connection(session)
+    await conn.execute(UPSERT_SRS, values)
