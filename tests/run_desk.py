@@ -1,13 +1,34 @@
-"""A real embedded runner wired to an app's publisher, for the adapters' /run tests."""
+"""Runner test support: a result collector, and a real embedded runner wired to an app."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from bot.app import App
 from bot.core.runs import RunDesk
+from runner.jobs import JobResult
+
+
+class Collector:
+    """Records delivered results so a test can wait for a given job."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, JobResult] = {}
+        self._event = asyncio.Event()
+
+    async def __call__(self, result: JobResult) -> None:
+        self.results[result.job_id] = result
+        self._event.set()
+
+    async def wait(self, job_id: str, timeout: float = 60) -> JobResult:
+        async with asyncio.timeout(timeout):
+            while job_id not in self.results:
+                self._event.clear()
+                await self._event.wait()
+        return self.results[job_id]
 
 
 @asynccontextmanager

@@ -15,10 +15,11 @@ import pytest_asyncio
 
 from runner.embedded import EmbeddedRunner
 from runner.isolation import Isolation, Level, WeakIsolationError, detect
-from runner.jobs import Device, JobRejected, JobRequest, JobResult, JobState
+from runner.jobs import Device, JobRejected, JobRequest, JobState
 from runner.pool import NO_GPU_NOTE, LocalPool
 from runner.service import make_runner
 from runner.settings import RunnerSettings
+from tests.run_desk import Collector
 
 REQUIRE = os.environ.get("TORCHDRILL_REQUIRE_SERVICES") == "1"
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -32,25 +33,6 @@ def settings(tmp_path: Path, **overrides: object) -> RunnerSettings:
         allow_weak_isolation=not REQUIRE and detect().level is Level.WEAK)
     base.update(overrides)
     return RunnerSettings(**base)
-
-
-class Collector:
-    """Records delivered results so a test can wait for a given job."""
-
-    def __init__(self) -> None:
-        self.results: dict[str, JobResult] = {}
-        self._event = asyncio.Event()
-
-    async def __call__(self, result: JobResult) -> None:
-        self.results[result.job_id] = result
-        self._event.set()
-
-    async def wait(self, job_id: str, timeout: float = 60) -> JobResult:
-        async with asyncio.timeout(timeout):
-            while job_id not in self.results:
-                self._event.clear()
-                await self._event.wait()
-        return self.results[job_id]
 
 
 def request(code: str, who: str = "discord:g:alice", device: Device = Device.AUTO) -> JobRequest:

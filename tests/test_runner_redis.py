@@ -13,33 +13,17 @@ import pytest
 import redis.asyncio as aioredis
 
 from runner.isolation import Level, detect
-from runner.jobs import JobRejected, JobRequest, JobResult, JobState
+from runner.jobs import JobRejected, JobRequest, JobState
 from runner.pool import NO_GPU_NOTE
 from runner.redis_queue import Keys, RedisRunner, build_worker, run_snippet
 from runner.settings import RunnerSettings
+from tests.run_desk import Collector
 
 pytestmark = pytest.mark.redis
 REDIS_URL = os.environ.get("TORCHDRILL_TEST_REDIS", "redis://127.0.0.1:6379/0")
 REQUIRE = os.environ.get("TORCHDRILL_REQUIRE_SERVICES") == "1"
 SUBMITTED: list[str] = []
 SLEEPY = "import time\nprint('started', flush=True)\ntime.sleep(30)"
-
-
-class Collector:
-    def __init__(self) -> None:
-        self.results: dict[str, JobResult] = {}
-        self._event = asyncio.Event()
-
-    async def __call__(self, result: JobResult) -> None:
-        self.results[result.job_id] = result
-        self._event.set()
-
-    async def wait(self, job_id: str, timeout: float = 60) -> JobResult:
-        async with asyncio.timeout(timeout):
-            while job_id not in self.results:
-                self._event.clear()
-                await self._event.wait()
-        return self.results[job_id]
 
 
 @pytest.fixture

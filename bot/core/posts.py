@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, func, select
@@ -21,22 +20,6 @@ from bot.storage.db import core_connection
 from bot.storage.models import Answer, Channel, Member, Post, Streak
 
 CHANNEL_KINDS = frozenset({"daily", "round", "now"})
-
-
-class PostLike(Protocol):
-    """What the rules read from a post: the ORM row or a PostSnapshot."""
-
-    id: int
-    kind: str
-    question_id: str
-    choice_order: str
-    channel_id: int | None
-    member_id: int | None
-    quiz_id: int | None
-    opened_at: datetime
-    closes_at: datetime | None
-    closed_at: datetime | None
-    platform_ref: str | None
 
 
 @dataclass(frozen=True)
@@ -56,6 +39,10 @@ class PostSnapshot:
     platform_ref: str | None
     channel_tz: str | None
     speed_bonus: bool
+
+
+# What the rules read from a post: the ORM row, or the snapshot of the hot answer path.
+PostLike = Post | PostSnapshot
 
 
 _SNAPSHOT_QUERY = (
