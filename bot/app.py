@@ -74,7 +74,7 @@ class App:
         except ImportError:
             return "the runner extra is not installed (pip install 'torchdrill[runner]')"
         runner = make_runner(self.settings.runner_backend.value, **self.runner_overrides)
-        desk = RunDesk(runner, self.publisher)
+        desk = RunDesk(runner, self.publisher, self.library)
         try:
             await runner.start()
         except BaseException as exc:

@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from bot.core import render
-from bot.core.content import fenced_code
+from bot.core.content import Library, fenced_code
 from bot.core.identity import Where, Who
 from bot.core.messages import Attachment, Message, truncate
 from bot.core.publisher import Publisher
@@ -35,14 +35,15 @@ INLINE_CHARS = 1500
 
 def clean_code(text: str) -> str:
     """Accept a raw snippet or a message with a ```python fenced block."""
-    return (fenced_code(text) or text).strip("\n")
+    fenced = fenced_code(text)
+    return (text if fenced is None else fenced).strip("\n")
 
 
 def requester_key(who: Who) -> str:
     return f"{who.platform}:{who.workspace}:{who.user_id}"
 
 
-def result_message(result: JobResult) -> Message:
+def result_message(result: JobResult, library: Library | None = None) -> Message:
     state = result.state.value
     msg = Message(title=STATE_TITLES.get(state, state))
     facts = [f"{result.duration_s:.2f} s", f"device: {result.device_used}"]
@@ -72,8 +73,9 @@ def result_message(result: JobResult) -> Message:
         msg.text(f"**Fix:** {exp.fix}")
         if exp.fix_code:
             msg.code(exp.fix_code)
-        if exp.related:
-            msg.footer = "Related questions: " + ", ".join(exp.related[:3])
+        related = [library[r] for r in exp.related if r in library] if library else []
+        if related:
+            msg.text("**Practise this** (in /quiz and /review):\n" + "\n".join(f"• {q.prompt}" for q in related[:3]))
     if result.state.value == "done" and not result.stdout.strip() and not result.stderr.strip():
         msg.text("(no output — use print() to see values)")
     return msg
@@ -82,9 +84,12 @@ def result_message(result: JobResult) -> Message:
 class RunDesk:
     """Submits jobs for members and routes results back to where they asked."""
 
-    def __init__(self, runner: RunnerService, publisher: Publisher) -> None:
+    def __init__(
+        self, runner: RunnerService, publisher: Publisher, library: Library | None = None
+    ) -> None:
         self.runner = runner
         self.publisher = publisher
+        self.library = library  # to name the related questions of an explained error
         runner.on_result(self.deliver)
 
     async def submit(
@@ -122,7 +127,7 @@ class RunDesk:
             SANDBOX_FAILURES.labels(reason=result.error_message.split(":")[0][:40]).inc()
         reply = result.request.reply_to
         where = Where(reply["platform"], reply["workspace"], reply["channel_id"])
-        message = result_message(result)
+        message = result_message(result, self.library)
         mention = reply.get("user_id")
         if mention:
             message.title = f"{message.title} — <@{mention}>" if where.platform != "console" else message.title
