@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
 from bot.adapters.console import commands
@@ -24,7 +23,6 @@ from bot.adapters.console.screen import Screen
 from bot.core import render
 from bot.core.identity import Where, Who
 from bot.core.messages import Message
-from bot.storage.models import Post
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -155,10 +153,6 @@ class ConsoleAdapter:
             await self.publisher.update(self.where, outcome.platform_ref, outcome.public)
 
     # ---- the daily question --------------------------------------------------------------
-    async def post_of_ref(self, ref: str) -> int | None:
-        async with self.app.db.read() as session:
-            return await session.scalar(select(Post.id).where(Post.platform_ref == ref))
-
     async def today(self, parsed: commands.Parsed) -> None:
         found = await self.app.daily.todays_post(self.where)
         if found is None:
@@ -167,7 +161,8 @@ class ConsoleAdapter:
             if self.publisher.count == printed:  # nothing was posted: say why
                 self.reply(notice)
                 return
-            self.daily_post_id = await self.post_of_ref(self.publisher.last_ref)
+            posted = await self.app.daily.todays_post(self.where)
+            self.daily_post_id = posted.post_id if posted else None
             return
         self.daily_post_id = found.post_id
         if found.closed:
