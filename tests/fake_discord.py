@@ -17,6 +17,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.local_server import close_local, serve_local
+
 API = "/api/v10"
 DISCORD_EPOCH_MS = 1_420_070_400_000
 EPHEMERAL = 64
@@ -93,17 +95,10 @@ class FakeDiscord:
         app = web.Application(client_max_size=32 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", API + "/{tail:.*}", self._rest)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_local(app)
 
     async def stop(self) -> None:
-        for ws in list(self._sockets):
-            await ws.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await close_local(self._runner, self._sockets)
 
     @property
     def api_base_url(self) -> str:

@@ -23,6 +23,8 @@ from urllib.parse import urlencode
 import aiohttp
 from aiohttp import web
 
+from tests.local_server import close_local, serve_local
+
 T = TypeVar("T")
 WAIT_S = 8.0
 
@@ -99,18 +101,11 @@ class FakeSlack:
         app.router.add_post("/respond/{n}", self._respond)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/socket", self._socket)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
+        self._runner, port = await serve_local(app)
         self.base_url = f"http://127.0.0.1:{port}"
 
     async def stop(self) -> None:
-        for ws in list(self._sockets):
-            await ws.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await close_local(self._runner, self._sockets)
 
     @property
     def api_base_url(self) -> str:
