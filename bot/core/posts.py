@@ -69,15 +69,6 @@ async def load_snapshot(session: AsyncSession, post_id: int) -> PostSnapshot | N
     return PostSnapshot(**data)
 
 
-@dataclass(frozen=True)
-class Context:
-    """What every core operation needs: storage, the loaded banks and the time."""
-
-    db: object  # bot.storage.db.Database (untyped here to keep import cycles away)
-    library: Library
-    clock: Clock
-
-
 class QuestionGoneError(LookupError):
     """A post refers to a question that was removed from the banks."""
 

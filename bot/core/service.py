@@ -9,7 +9,8 @@ import random
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import case, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core import groups, leaderboard, quizzes, render
 from bot.core.actions import Action, BadActionError, Verb, decode
@@ -19,14 +20,14 @@ from bot.core.content import Kind, Library
 from bot.core.identity import BadTimezoneError, Where, Who, channel_row, member_row
 from bot.core.messages import Message
 from bot.core.periods import Period, Scope, parse_enum, period_label, period_start
-from bot.core.posts import create_post, due_reveals, order_of, public_view, reveal
+from bot.core.posts import create_post, due_reveals, public_view, reveal
 from bot.core.publisher import Publisher
 from bot.core.selection import EmptyPoolError, next_for_channel, pool
 from bot.core.stats import member_stats
 from bot.core.topics import TOPICS, UnknownTopicError, normalize_topic
 from bot.observability.metrics import ANSWERS_RECORDED, observe_interaction
 from bot.storage.db import Database
-from bot.storage.models import Answer, Member, Post, Round
+from bot.storage.models import Answer, Channel, Member, Post, Round, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -251,32 +252,17 @@ class Drill:
             )
         return revealed.message
 
-    async def reveal_due(self, publisher: Publisher, where_of: dict[int, Where] | None = None) -> int:
+    async def reveal_due(self, publisher: Publisher) -> int:
         """Reveal every channel post whose time has passed (after restarts, too). Returns how many."""
         async with self.db.read() as session:
             due = await due_reveals(session, self.clock.now())
-            wheres = {}
-            for post_id in due:
-                wheres[post_id] = await self.where_of_post(session, post_id)
+            wheres = {post_id: await _where_of_post(session, post_id) for post_id in due}
         for post_id in due:
             try:
                 await self.reveal_post(post_id, wheres[post_id], publisher)
             except Exception:  # one broken post must not block the others
                 log.exception("reveal of post %s failed", post_id)
         return len(due)
-
-    async def where_of_post(self, session: object, post_id: int) -> Where:
-        from bot.storage.models import Channel, Workspace
-
-        row = (
-            await session.execute(  # type: ignore[attr-defined]
-                select(Workspace.platform, Workspace.external_id, Channel.channel_id, Channel.name)
-                .join(Channel, Channel.workspace_id == Workspace.id)
-                .join(Post, Post.channel_id == Channel.id)
-                .where(Post.id == post_id)
-            )
-        ).one()
-        return Where(row[0], row[1], row[2], row[3])
 
     async def refresh_view(self, post_id: int) -> Message:
         async with self.db.read() as session:
@@ -339,8 +325,6 @@ class Drill:
                     rnd.finished_at = self.clock.now()
 
     async def round_standings(self, round_id: int, label: str) -> Message:
-        from sqlalchemy import case, func
-
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -382,9 +366,15 @@ class Drill:
             if not p or p in slug or p in TOPICS[slug].lower()
         ][:25]
 
-    async def post_message(self, post_id: int) -> tuple[Message, list[int]]:
-        async with self.db.read() as session:
-            post = await session.get(Post, post_id)
-            assert post is not None
-            return await public_view(session, self.library, post), order_of(post)
 
+async def _where_of_post(session: AsyncSession, post_id: int) -> Where:
+    """The channel a post lives in, as adapters address it."""
+    row = (
+        await session.execute(
+            select(Workspace.platform, Workspace.external_id, Channel.channel_id, Channel.name)
+            .join(Channel, Channel.workspace_id == Workspace.id)
+            .join(Post, Post.channel_id == Channel.id)
+            .where(Post.id == post_id)
+        )
+    ).one()
+    return Where(row[0], row[1], row[2], row[3])
