@@ -17,6 +17,7 @@ from discord import app_commands
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
+from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.discord.commands import add_commands
 from bot.adapters.discord.interactions import PLATFORM, SORRY, Handlers
 from bot.adapters.discord.publisher import DiscordPublisher
@@ -119,7 +120,7 @@ class DiscordAdapter:
         self.token = token_of(app.settings)
         apply_endpoints(app.settings)
         self.client = make_client(app.settings)
-        self.publisher = DiscordPublisher(self.client)
+        self.publisher = CoalescingPublisher(DiscordPublisher(self.client))
         self.handlers = Handlers(app, self.publisher)
         self.client.handlers = self.handlers
         self._gateway: asyncio.Task[None] | None = None
@@ -146,6 +147,7 @@ class DiscordAdapter:
 
     async def close(self) -> None:
         await self.handlers.cancel_background()
+        await self.publisher.flush()  # the last answer counts reach the messages
         await self.client.close()
         if self._gateway is not None:
             await asyncio.gather(self._gateway, return_exceptions=True)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.adapters.background import BackgroundTasks
-from bot.adapters.discord.publisher import DiscordPublisher, make_ref
+from bot.adapters.coalesce import CoalescingPublisher
+from bot.adapters.discord.publisher import make_ref
 from bot.adapters.discord.render import render_message
 from bot.core import render
 from bot.core.identity import Where, Who
@@ -52,7 +53,7 @@ def is_admin(interaction: discord.Interaction) -> bool:
 
 
 class Handlers:
-    def __init__(self, app: App, publisher: DiscordPublisher) -> None:
+    def __init__(self, app: App, publisher: CoalescingPublisher) -> None:
         self.app = app
         self.publisher = publisher
         self.tasks = BackgroundTasks()
@@ -110,7 +111,7 @@ class Handlers:
                 ref = make_ref(interaction.message.channel.id, interaction.message.id)
             if ref is not None:
                 try:
-                    await self.publisher.update(where_of(interaction), ref, outcome.public)
+                    await self.publisher.refresh(where_of(interaction), ref, outcome.public)
                 except discord.HTTPException:  # e.g. the post was deleted; the answer counts
                     log.warning("could not refresh the answer count of %s", ref, exc_info=True)
 

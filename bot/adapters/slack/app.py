@@ -20,6 +20,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.handlers import PLATFORM, Handlers
 from bot.adapters.slack.listeners import register
 from bot.adapters.slack.publisher import SlackPublisher
@@ -80,7 +81,7 @@ class SlackAdapter:
             request_verification_enabled=self.serves_http,
             name="torchdrill",
         )
-        self.publisher = SlackPublisher(self.client)
+        self.publisher = CoalescingPublisher(SlackPublisher(self.client))
         self.handlers = Handlers(app, self.client, self.publisher)
         register(self.bolt, self.handlers)
         self.http: web.AppRunner | None = None
@@ -128,6 +129,7 @@ class SlackAdapter:
     async def close(self) -> None:
         self._stopped.set()
         await self.handlers.cancel_background()
+        await self.publisher.flush()  # the last answer counts reach the messages
         if self.socket is not None:
             await self.socket.close_async()
             self.socket = None

@@ -18,9 +18,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.background import BackgroundTasks
+from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack import args as parse
 from bot.adapters.slack.blocks import render
-from bot.adapters.slack.publisher import Ref, SlackPublisher
+from bot.adapters.slack.publisher import Ref
 from bot.core import render as core_render
 from bot.core.help import help_message
 from bot.core.identity import Where, Who
@@ -71,7 +72,7 @@ def submitted_code(body: dict[str, Any]) -> str:
 
 
 class Handlers:
-    def __init__(self, app: App, client: AsyncWebClient, publisher: SlackPublisher) -> None:
+    def __init__(self, app: App, client: AsyncWebClient, publisher: CoalescingPublisher) -> None:
         self.app = app
         self.client = client
         self.publisher = publisher
@@ -208,7 +209,7 @@ class Handlers:
         if ref is None:
             return
         try:
-            await self.publisher.update(where, ref, outcome.public)
+            await self.publisher.refresh(where, ref, outcome.public)
         except SlackApiError:  # e.g. the message was deleted; the answer still counts
             log.warning("could not refresh the answer count of %s", ref, exc_info=True)
 

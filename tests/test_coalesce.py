@@ -1,0 +1,67 @@
+"""Answer-count refreshes are folded per message; the reveal is never overwritten by one."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.adapters.coalesce import CoalescingPublisher
+from bot.core.identity import Where
+from bot.core.messages import Message
+
+HERE = Where("discord", "g", "c")
+
+
+def count(n: int) -> Message:
+    return Message(footer=f"{n} answered")
+
+
+async def test_first_refresh_is_immediate_and_a_burst_becomes_one_trailing_edit(publisher) -> None:
+    coalescing = CoalescingPublisher(publisher, interval_s=0.05)
+    await coalescing.refresh(HERE, "m1", count(1))
+    assert [m.footer for _, m in publisher.updates] == ["1 answered"]
+    for n in (2, 3, 4):
+        await coalescing.refresh(HERE, "m1", count(n))
+    assert len(publisher.updates) == 1  # folded, not yet sent
+    await coalescing.flush()
+    assert [m.footer for _, m in publisher.updates] == ["1 answered", "4 answered"]
+    await asyncio.sleep(0.06)  # quiet again: the next refresh goes out at once
+    await coalescing.refresh(HERE, "m1", count(5))
+    assert publisher.updates[-1][1].footer == "5 answered"
+
+
+async def test_messages_are_independent(publisher) -> None:
+    coalescing = CoalescingPublisher(publisher, interval_s=10)
+    await coalescing.refresh(HERE, "a", count(1))
+    await coalescing.refresh(HERE, "b", count(1))
+    assert [ref for ref, _ in publisher.updates] == ["a", "b"]
+
+
+async def test_reveal_cancels_a_pending_refresh_and_is_never_overwritten(publisher) -> None:
+    coalescing = CoalescingPublisher(publisher, interval_s=0.05)
+    await coalescing.refresh(HERE, "m1", count(1))
+    await coalescing.refresh(HERE, "m1", count(2))  # pending trailing edit
+    await coalescing.update(HERE, "m1", Message(title="results"))
+    await asyncio.sleep(0.1)
+    await coalescing.flush()
+    assert [m.title or m.footer for _, m in publisher.updates] == ["1 answered", "results"]
+
+
+async def test_a_failed_trailing_edit_is_logged_not_raised(publisher, caplog) -> None:
+    class Flaky:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def publish(self, where, message, *, thread_of=None) -> str:
+            return "x"
+
+        async def update(self, where, ref, message) -> None:
+            self.calls += 1
+            if self.calls > 1:
+                raise RuntimeError("message deleted")
+
+    flaky = Flaky()
+    coalescing = CoalescingPublisher(flaky, interval_s=0.01)
+    await coalescing.refresh(HERE, "m1", count(1))
+    await coalescing.refresh(HERE, "m1", count(2))
+    await coalescing.flush()
+    assert flaky.calls == 2 and "could not refresh the answer count of m1" in caplog.text
