@@ -74,5 +74,5 @@ class CoalescingPublisher:
             self._last[ref] = asyncio.get_running_loop().time()
 
     async def flush(self) -> None:
-        """Send pending refreshes now rather than after their interval (shutdown, tests)."""
+        """Wait until pending refreshes are sent (at most one interval): shutdown, tests."""
         await asyncio.gather(*list(self._pending.values()), return_exceptions=True)
