@@ -18,7 +18,9 @@ SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 
 def test_all_banks_load_cleanly() -> None:
     assert LIBRARY.problems == [] and LIBRARY.skipped == []
-    assert {b.id for b in LIBRARY.banks} == {"quiz-mcq", "interview-48", "qa-review", "deep-dives"}
+    assert {b.id for b in LIBRARY.banks} == {
+        "quiz-mcq", "interview-48", "qa-review", "deep-dives", "drill-mcq"
+    }
 
 
 @pytest.mark.parametrize("row", source_coverage(LIBRARY), ids=lambda r: r.source)
@@ -34,7 +36,7 @@ def test_each_source_question_is_covered_exactly_once() -> None:
 
 def test_mcqs_have_one_answer_and_three_distractors() -> None:
     mcqs = [q for q in LIBRARY.questions if q.kind is Kind.MCQ]
-    assert len(mcqs) == 25
+    assert len([q for q in mcqs if q.bank == "quiz-mcq"]) == 25
     for q in mcqs:
         assert len(q.choices) == 4 and q.choices.count(q.answer) == 1, q.id
 
