@@ -222,7 +222,8 @@ class FakeDiscord:
         return token
 
     async def slash(
-        self, name: str, user: User, *, admin: bool = False, sub: str | None = None, **options: Any
+        self, name: str, user: User, /, *, admin: bool = False, sub: str | None = None,
+        **options: Any,
     ) -> str:
         opts = [{"name": k, "type": _option_type(v), "value": v} for k, v in options.items()]
         if sub is not None:

@@ -196,3 +196,53 @@ async def test_topic_autocomplete_and_bad_schedule_input(
     assert reply["flags"] & EPHEMERAL and "unknown timezone 'Mars/Olympus'" in text_of(reply)
     token = await fake.slash("daily", ALICE, admin=True, sub="status")
     assert "No daily question here yet" in text_of(await fake.original_of(token))
+
+
+async def test_group_commands_and_group_leaderboard(
+    fake: FakeDiscord, start_adapter: StartAdapter
+) -> None:
+    await start_adapter()
+    for user, action in ((ALICE, "create"), (BOB, "join"), (BOB, "join")):
+        token = await fake.slash("group", user, action=action, name="Night Owls")
+        reply = await fake.original_of(token)
+        assert reply["flags"] & EPHEMERAL
+    assert "already in **Night Owls**" in text_of(reply)
+    token = await fake.slash("group", ALICE, action="list")
+    assert "Night Owls (2 members)" in text_of(await fake.original_of(token))
+    token = await fake.slash("group", BOB, action="join", name="nobody")
+    assert "no study group called 'nobody'" in text_of(await fake.original_of(token))
+    token = await fake.slash("leaderboard", ALICE, scope="group", group="Night Owls")
+    board = await fake.original_of(token)
+    assert not board.get("flags", 0) & EPHEMERAL and "group Night Owls" in text_of(board)
+
+
+async def test_daily_schedule_pause_resume_and_status(
+    fake: FakeDiscord, start_adapter: StartAdapter
+) -> None:
+    await start_adapter()
+    token = await fake.slash(
+        "daily", ALICE, admin=True, sub="schedule", time="09:30", timezone="Europe/Berlin",
+        weekdays="mon-fri",
+    )
+    reply = await fake.original_of(token)
+    assert reply["flags"] & EPHEMERAL
+    assert "09:30 Europe/Berlin on mon,tue,wed,thu,fri" in text_of(reply)
+    token = await fake.slash("daily", ALICE, admin=True, sub="pause")
+    assert "paused" in text_of(await fake.original_of(token))
+    token = await fake.slash("daily", ALICE, admin=True, sub="status")
+    assert "⏸ paused" in text_of(await fake.original_of(token))
+    token = await fake.slash("daily", ALICE, admin=True, sub="resume")
+    assert "resumed" in text_of(await fake.original_of(token))
+    token = await fake.slash("daily", BOB, admin=False, sub="pause")
+    callback = await fake.callback_of(token)
+    assert "Manage Server" in callback.json["data"]["content"]
+
+
+async def test_review_is_private_and_starts_with_a_question(
+    fake: FakeDiscord, start_adapter: StartAdapter
+) -> None:
+    await start_adapter()
+    token = await fake.slash("review", ALICE)
+    reply = await fake.original_of(token)
+    assert reply["flags"] & EPHEMERAL and "Review 1/" in text_of(reply)
+    assert buttons_of(reply)
