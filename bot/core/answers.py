@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from fsrs import Rating
 from sqlalchemy import bindparam, select, update
@@ -104,7 +105,7 @@ def _elapsed_ms(post: PostLike, now: datetime) -> int:
 def _answer_row(
     post: PostLike, question: Question, member: MemberRef, now: datetime,
     *, choice: int, correct: bool, points: int,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     return dict(
         post_id=post.id,
         member_id=member.id,
@@ -120,8 +121,17 @@ def _answer_row(
     )
 
 
-async def _insert(session: AsyncSession, values: dict[str, object]) -> bool:
-    return await insert_answer(session, values) is not None
+async def _record_once(
+    session: AsyncSession, values: dict[str, Any], question: Question, order: list[int]
+) -> Outcome | None:
+    """Insert the answer; if the member got there first (double click, race), say what counted."""
+    if await insert_answer(session, values) is not None:
+        return None
+    existing = await _existing(session, values["post_id"], values["member_id"])
+    choice = values["choice"] if existing is None else existing
+    return Outcome(
+        render.already_answered(question, order, choice, question.kind), values["post_id"]
+    )
 
 
 async def record_pick(
@@ -154,10 +164,9 @@ async def record_pick(
         bonus=bonus,
     )
     values = _answer_row(post, question, member, now, choice=original, correct=correct, points=points)
-    if not await _insert(session, values):
-        existing = await _existing(session, post.id, member.id)
-        choice = original if existing is None else existing
-        return Outcome(render.already_answered(question, order, choice, question.kind), post_id)
+    refused = await _record_once(session, values, question, order)
+    if refused is not None:
+        return refused
     await srs.review(session, member.id, question.id, srs.rating_for(correct), now)
 
     channel_post = post.kind in CHANNEL_KINDS
@@ -213,10 +222,9 @@ async def record_grade(
         return Outcome(render.notice("That button does not match this question."), post_id)
     now = clock.now()
     values = _answer_row(post, question, member, now, choice=grade, correct=grade >= Rating.Good, points=0)
-    if not await _insert(session, values):
-        existing = await _existing(session, post.id, member.id)
-        choice = grade if existing is None else existing
-        return Outcome(render.already_answered(question, [], choice, question.kind), post_id)
+    refused = await _record_once(session, values, question, [])
+    if refused is not None:
+        return refused
     due = await srs.review(session, member.id, question.id, Rating(grade), now)
     await _close(session, post.id, now)
     post = replace(post, closed_at=now)
