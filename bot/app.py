@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from bot.adapters.base import Adapter
 from bot.config import Settings
 from bot.core.clock import Clock, SystemClock
+from bot.core.commands import replies
+from bot.core.commands.dispatch import CommandDesk
 from bot.core.content import Library, load_library
 from bot.core.daily import DailyPosting
 from bot.core.identity import Where
@@ -66,6 +68,22 @@ class App:
     with_runner: bool = True
     runner_overrides: dict[str, object] = field(default_factory=dict)  # RunnerSettings fields
     runner_task: asyncio.Task[str | None] | None = None
+    commands: CommandDesk = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.commands = CommandDesk(self.drill, self.daily, self.publisher, self)
+
+    # ---- RunnerAccess: what /run may use right now ----------------------------------------
+    def desk(self) -> RunDesk | None:
+        return self.runs
+
+    def unavailable(self) -> str:
+        if self.runner_task is not None and not self.runner_task.done():
+            return replies.RUNNER_STARTING
+        problem = None
+        if self.runner_task is not None and not self.runner_task.cancelled():
+            problem = self.runner_task.result() if self.runner_task.exception() is None else None
+        return f"{replies.NO_RUNNER} ({problem})" if problem else replies.NO_RUNNER
 
     async def start_runner(self) -> str | None:
         """Start the code runner; returns why not (``/run`` then says so) instead of failing."""
@@ -95,6 +113,7 @@ class App:
 
     async def close(self) -> None:
         self.scheduler.shutdown()
+        await self.commands.close()
         if self.runner_task is not None and not self.runner_task.done():
             self.runner_task.cancel()
             await asyncio.gather(self.runner_task, return_exceptions=True)
@@ -177,8 +196,6 @@ async def serve(settings: Settings) -> None:
             app.publisher.register(adapter.platform, adapter.publisher)
             await adapter.start()
         await app.start()
-        if console:
-            adapters[0].runner_starting = app.runner_task  # type: ignore[attr-defined]
         await asyncio.gather(*(adapter.run_forever() for adapter in adapters))
     finally:
         for adapter in adapters:

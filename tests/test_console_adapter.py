@@ -79,7 +79,7 @@ async def say(console: ConsoleAdapter, term: Term, line: str) -> str:
 async def test_a_round_plays_to_the_final_standings(console: ConsoleAdapter, term: Term, app: App) -> None:
     shown = await say(console, term, "round 2 10")
     assert "Round started: 2 question(s), 10 s each" in shown
-    for task in list(console.tasks):
+    for task in list(app.commands.tasks.tasks):
         await task  # the fake clock makes every wait instant
     shown = term.take()
     assert shown.count("Round ·") >= 2
@@ -90,7 +90,7 @@ async def test_a_round_plays_to_the_final_standings(console: ConsoleAdapter, ter
 
 async def test_round_refusals_come_from_the_core(console: ConsoleAdapter, term: Term) -> None:
     assert "count must be between 1 and 20 (got 50)" in await say(console, term, "round 50")
-    assert "round takes at most two numbers" in await say(console, term, "round 1 2 3")
+    assert "too many numbers: 3 (expected count, seconds)" in await say(console, term, "round 1 2 3")
     assert "unknown topic 'nowhere'" in await say(console, term, "round 2 10 nowhere")
 
 
@@ -152,7 +152,10 @@ async def test_groups_and_leaderboards(console: ConsoleAdapter, term: Term) -> N
     assert "Leaderboard · group night owls ·" in shown and "Nobody has scored yet" in shown
     assert "Name the study group" in await say(console, term, "leaderboard group")
     assert "no study group called 'night'" in await say(console, term, "leaderboard group night")
-    assert "leaderboard takes a scope and a period" in await say(console, term, "lb channel week x")
+    assert "unexpected argument 'x'" in await say(console, term, "lb channel week x")
+    assert "group goes with scope group (got scope channel)" in await say(
+        console, term, "lb scope:channel group:x"
+    )
     assert "unknown period 'year'" in await say(console, term, "leaderboard channel year")
     assert "Leaderboard · this workspace · all time" in await say(console, term, "lb workspace all")
 
@@ -161,9 +164,9 @@ async def test_review_and_bad_counts(console: ConsoleAdapter, term: Term) -> Non
     review = await say(console, term, "review 3")
     assert "Review 1/3" in review
     keys = "show" if "Type show" in review else "a, b, c, d"
-    assert "review takes 1 to 50 cards" in await say(console, term, "review 0")
-    assert "one optional number" in await say(console, term, "review soon")
-    assert "quiz takes at most two numbers" in await say(console, term, "quiz 1 2 3")
+    assert "count must be between 1 and 50 (got 0)" in await say(console, term, "review 0")
+    assert "unexpected argument 'soon'" in await say(console, term, "review soon")
+    assert "too many numbers: 3 (expected count, difficulty)" in await say(console, term, "quiz 1 2 3")
     assert f"its keys are: {keys}." in await say(console, term, "next")
 
 
@@ -199,7 +202,7 @@ async def test_update_of_an_unknown_ref_prints_the_whole_message(console: Consol
 
 async def test_run_without_a_runner_says_so(console: ConsoleAdapter, term: Term) -> None:
     shown = await say(console, term, "run print(1)")
-    assert "run is not available" in shown
+    assert "The code runner is not available on this deployment." in shown
 
 
 async def test_a_runner_that_cannot_start_is_reported(
@@ -208,9 +211,9 @@ async def test_a_runner_that_cannot_start_is_reported(
     monkeypatch.setenv("RUNNER_CPU_SLOTS", "0")
     monkeypatch.setenv("RUNNER_GPUS", "[]")
     monkeypatch.setenv("RUNNER_ALLOW_WEAK_ISOLATION", "true")
-    console.runner_starting = asyncio.create_task(start_runner(app, tmp_path / "journal.sqlite3"))
+    app.runner_task = asyncio.create_task(start_runner(app, tmp_path / "journal.sqlite3"))
     shown = await say(console, term, "run print(1)")
-    assert "run is not available: the code runner could not start here" in shown
+    assert "The code runner is not available on this deployment. (the code runner could not start here" in shown
     assert "no slots" in shown
     assert app.runs is None
 

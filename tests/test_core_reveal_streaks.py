@@ -94,5 +94,5 @@ async def test_topic_filtered_pool_and_unknown_topic(drill, publisher):
         async with drill.db.read() as s:
             q = drill.library[(await s.get(Post, posted.post_id)).question_id]
         assert q.topic == "autograd"
-    msg = await drill.quiz(who(1), topic="quantum")
+    msg = await drill.quiz(who(1), topic="quantum", count=5, difficulty=None)
     assert "unknown topic 'quantum'" in msg.plain() and "autograd" in msg.plain()

@@ -103,8 +103,8 @@ async def test_run_refusal_is_private_and_starts_no_thread(
     await start_adapter()
     image_only = fake.user_message(CAROL, "")  # e.g. a screenshot: no text to run
     token = await fake.message_command("Run code", image_only, CAROL)
-    refusal = await fake.wait_for("POST", f"/webhooks/{fake.app_id}/{token}")
-    assert refusal.json["flags"] & EPHEMERAL
-    assert "no code" in text_of(refusal.json).lower()
-    assert fake.sent("DELETE", f"/webhooks/{fake.app_id}/{token}/messages/@original")
+    refusal = await fake.callback_of(token)  # refused before anything public exists
+    assert refusal.json["type"] == 4 and refusal.json["data"]["flags"] & EPHEMERAL
+    assert "There is no code to run" in text_of(refusal.json["data"])
+    assert not fake.sent("PATCH", f"/webhooks/{fake.app_id}/{token}/messages/@original")
     assert not fake.threads

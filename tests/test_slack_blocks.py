@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from bot.adapters.slack import args
 from bot.adapters.slack.blocks import (
     MAX_BLOCKS,
     SECTION_LIMIT,
@@ -13,6 +12,7 @@ from bot.adapters.slack.blocks import (
     render,
     render_blocks,
 )
+from bot.adapters.slack.handlers import code_from_slack
 from bot.adapters.slack.publisher import BadRefError, Ref, parse_ref
 from bot.core.content import fenced_code
 from bot.core.messages import Button, ButtonStyle, Message
@@ -83,41 +83,6 @@ def test_title_header_and_mention_title_and_fallback_text() -> None:
     assert render(Message().text("**only** text"))["text"] == "*only* text"
 
 
-def test_quiz_and_round_arguments() -> None:
-    assert args.quiz_args("") == args.QuizArgs(None, 5, None)
-    assert args.quiz_args("autograd 3 2") == args.QuizArgs("autograd", 3, 2)
-    assert args.quiz_args("count=4 topic:tensors") == args.QuizArgs("tensors", 4, None)
-    assert args.round_args("3 20 autograd") == args.RoundArgs(3, 20, "autograd")
-    with pytest.raises(args.ArgError, match="count must be a whole number"):
-        args.quiz_args("count=lots")
-    with pytest.raises(args.ArgError, match="too many numbers"):
-        args.quiz_args("1 2 3")
-    with pytest.raises(args.ArgError, match="unexpected argument"):
-        args.round_args("tensors autograd")
-    with pytest.raises(args.ArgError, match="check the quotes"):
-        args.quiz_args('"unclosed')
-
-
-def test_leaderboard_group_and_daily_arguments() -> None:
-    assert args.leaderboard_args("") == args.BoardArgs(None, None, None)
-    assert args.leaderboard_args("group month Night Owls") == args.BoardArgs(
-        "group", "month", "Night Owls"
-    )
-    assert args.group_args("create  Night Owls ") == ("create", "Night Owls")
-    assert args.group_args("") == ("list", None)
-    assert args.daily_args("now") == args.DailyArgs("now")
-    assert args.daily_args("schedule 07:30 Europe/Berlin mon,wed topic=autograd reveal=6") == (
-        args.DailyArgs("schedule", "07:30", "Europe/Berlin", "mon,wed", "autograd", 6.0)
-    )
-    assert args.daily_args("schedule time:09:00 timezone:UTC").time == "09:00"
-    with pytest.raises(args.ArgError, match="needs a time"):
-        args.daily_args("schedule")
-    with pytest.raises(args.ArgError, match="takes no arguments"):
-        args.daily_args("pause now")
-    with pytest.raises(args.ArgError, match="reveal must be a number"):
-        args.daily_args("schedule 09:00 reveal=soon")
-
-
 @pytest.mark.parametrize(
     ("slack_text", "code"),
     [
@@ -128,7 +93,7 @@ def test_leaderboard_group_and_daily_arguments() -> None:
     ],
 )
 def test_code_from_slack_message_text(slack_text: str, code: str) -> None:
-    assert fenced_code(args.code_from_slack(slack_text)) == code
+    assert fenced_code(code_from_slack(slack_text)) == code
 
 
 def test_refs_round_trip_and_thread_roots() -> None:

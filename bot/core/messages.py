@@ -58,6 +58,7 @@ class Message:
     ephemeral: bool = False
     image_url: str | None = None
     attachments: list[Attachment] = field(default_factory=list)
+    mention: str | None = None  # a user id the platform notifies (rendered by each adapter)
 
     def text(self, body: str) -> Message:
         self.blocks.append(TextBlock(body))

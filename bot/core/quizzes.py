@@ -16,8 +16,6 @@ from bot.core.posts import PostLike, create_post, order_of, question_of
 from bot.core.selection import pool
 from bot.storage.models import Answer, Post, Quiz
 
-MAX_QUIZ = 20
-
 
 class QuizError(ValueError):
     pass
@@ -65,15 +63,12 @@ async def start_quiz(
     clock: Clock,
     who: Who,
     *,
-    topic: str | None = None,
-    count: int = 5,
-    difficulty: int | None = None,
+    topic: str | None,
+    count: int,
+    difficulty: int | None,
     rng: random.Random | None = None,
 ) -> Message:
-    if not 1 <= count <= MAX_QUIZ:
-        raise QuizError(f"a quiz has 1 to {MAX_QUIZ} questions (you asked for {count})")
-    if difficulty is not None and difficulty not in (1, 2, 3):
-        raise QuizError(f"difficulty is 1, 2 or 3 (you asked for {difficulty})")
+    """Options arrive validated against the command catalogue (count and difficulty ranges)."""
     candidates = pool(library, topic=topic, difficulty=difficulty)
     member = await member_row(session, who, clock)
     seen = set(
@@ -89,7 +84,7 @@ async def start_quiz(
 
 
 async def start_review(
-    session: AsyncSession, library: Library, clock: Clock, who: Who, *, count: int = 10
+    session: AsyncSession, library: Library, clock: Clock, who: Who, *, count: int
 ) -> Message:
     """Due cards first (most overdue first), then questions never seen, from the weakest topics."""
     from bot.core.stats import topic_accuracy

@@ -31,6 +31,7 @@ STATE_TITLES = {
     "interrupted": "⚠️ Interrupted",
 }
 INLINE_CHARS = 1500
+NO_CODE = "There is no code to run. Paste a snippet or a ```python block."
 
 
 def clean_code(text: str) -> str:
@@ -92,14 +93,30 @@ class RunDesk:
         self.library = library  # to name the related questions of an explained error
         runner.on_result(self.deliver)
 
+    def precheck(self, code: str) -> Message | None:
+        """Refusals that need no queue: empty or oversized code (before anything is public)."""
+        from runner.fairness import check_code_size
+        from runner.jobs import JobRejected
+
+        if not code.strip():
+            return render.notice(NO_CODE)
+        settings = getattr(self.runner, "settings", None)
+        if settings is not None:
+            try:
+                check_code_size(code, settings.max_code_bytes)
+            except JobRejected as exc:
+                return render.notice(exc.message)
+        return None
+
     async def submit(
         self, who: Who, where: Where, code: str, *, thread_of: str | None = None, device: str = "auto"
     ) -> Message:
         from runner.jobs import Device, JobRejected, JobRequest
 
         code = clean_code(code)
-        if not code.strip():
-            return render.notice("There is no code to run. Paste a snippet or a ```python block.")
+        refusal = self.precheck(code)
+        if refusal is not None:
+            return refusal
         try:
             wanted = Device(device.lower())
         except ValueError:
@@ -128,7 +145,5 @@ class RunDesk:
         reply = result.request.reply_to
         where = Where(reply["platform"], reply["workspace"], reply["channel_id"])
         message = result_message(result, self.library)
-        mention = reply.get("user_id")
-        if mention:
-            message.title = f"{message.title} — <@{mention}>" if where.platform != "console" else message.title
+        message.mention = reply.get("user_id")
         await self.publisher.publish(where, message, thread_of=reply.get("thread_of"))

@@ -16,6 +16,7 @@ from bot.core import groups, leaderboard, quizzes, render
 from bot.core.actions import Action, BadActionError, Verb, decode
 from bot.core.answers import Outcome, record_grade, record_pick, show_answer
 from bot.core.clock import Clock, SystemClock
+from bot.core.commands.replies import UNKNOWN_BUTTON
 from bot.core.content import Kind, Library
 from bot.core.identity import BadTimezoneError, Where, Who, channel_row, member_row
 from bot.core.messages import Message
@@ -39,7 +40,6 @@ USER_ERRORS = (
     BadTimezoneError,
     BadActionError,
 )
-ROUND_LIMITS = {"count": (1, 20), "seconds": (10, 300)}
 
 
 class RoundBusyError(ValueError):
@@ -66,7 +66,7 @@ class Drill:
         try:
             action = decode(action_id)
         except BadActionError:
-            return Outcome(render.notice("That button is not one of mine anymore."))
+            return Outcome(render.notice(UNKNOWN_BUTTON))
         with observe_interaction(who.platform, f"button:{action.verb.name.lower()}"):
             outcome = await self._dispatch(who, action)
         if outcome.recorded:
@@ -89,7 +89,7 @@ class Drill:
 
     # ---- personal practice ---------------------------------------------------------------
     async def quiz(
-        self, who: Who, *, topic: str | None = None, count: int = 5, difficulty: int | None = None
+        self, who: Who, *, topic: str | None, count: int, difficulty: int | None
     ) -> Message:
         try:
             async with self.db.write() as session:
@@ -100,7 +100,7 @@ class Drill:
         except USER_ERRORS as exc:
             return render.notice(str(exc))
 
-    async def review(self, who: Who, *, count: int = 10) -> Message:
+    async def review(self, who: Who, *, count: int) -> Message:
         async with self.db.write() as session:
             return await quizzes.start_review(session, self.library, self.clock, who, count=count)
 
@@ -132,7 +132,7 @@ class Drill:
     # ---- leaderboards --------------------------------------------------------------------
     async def leaderboard(
         self, who: Who, where: Where, *, scope: str | None = None, period: str | None = None,
-        group: str | None = None, limit: int = 10,
+        group: str | None = None, limit: int = 10, workspace_word: str = "workspace",
     ) -> Message:
         try:
             scope_v = parse_enum(Scope, scope or ("group" if group else None), Scope.CHANNEL)
@@ -149,7 +149,7 @@ class Drill:
             if scope_v is Scope.CHANNEL:
                 scope_id, label = channel.id, "this channel"
             elif scope_v is Scope.WORKSPACE:
-                scope_id, label = member.workspace_id, "this server" if who.platform == "discord" else "this workspace"
+                scope_id, label = member.workspace_id, f"this {workspace_word}"
             else:
                 if not group:
                     return render.notice("Name the study group: /leaderboard scope:group group:<name>")
@@ -272,13 +272,9 @@ class Drill:
 
     # ---- live rounds ---------------------------------------------------------------------
     async def start_round(
-        self, where: Where, who: Who, *, count: int = 5, seconds: int = 30, topic: str | None = None
+        self, where: Where, who: Who, *, count: int, seconds: int, topic: str | None
     ) -> int | Message:
-        """Validate and register a round; returns its id, or a notice explaining the refusal."""
-        for name, value in (("count", count), ("seconds", seconds)):
-            low, high = ROUND_LIMITS[name]
-            if not low <= value <= high:
-                return render.notice(f"{name} must be between {low} and {high} (got {value})")
+        """Register a round (options validated by the catalogue); its id, or why not."""
         try:
             pool(self.library, topic=topic, kinds=[Kind.MCQ])
         except USER_ERRORS as exc:

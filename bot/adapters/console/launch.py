@@ -47,7 +47,7 @@ async def play(settings: Settings, db_path: Path, name: str | None) -> None:
     try:
         app.publisher.register(adapter.platform, adapter.publisher)
         await adapter.start()
-        adapter.runner_starting = asyncio.create_task(
+        app.runner_task = asyncio.create_task(
             start_runner(app, db_path.parent / RUNNER_JOURNAL), name="playground runner"
         )
         await app.start()

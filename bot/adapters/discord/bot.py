@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -23,6 +24,7 @@ from bot.adapters.discord.interactions import PLATFORM, SORRY, Handlers
 from bot.adapters.discord.publisher import DiscordPublisher
 from bot.adapters.discord.views import ActionButton
 from bot.config import ConfigError, Settings
+from bot.core.actions import ACTION_PATTERN
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 120.0
+ACTION_RE = re.compile(ACTION_PATTERN)
 
 
 class DiscordConfigError(ConfigError):
@@ -66,6 +69,14 @@ class _Drill:
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(ActionButton)  # type: ignore[attr-defined]
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """Components that no view of ours can route still get an answer within 3 s."""
+        if interaction.type is not discord.InteractionType.component or self.handlers is None:
+            return
+        custom_id = str((interaction.data or {}).get("custom_id", ""))
+        if not ACTION_RE.fullmatch(custom_id):
+            await self.handlers.on_foreign_component(interaction)
 
     async def _on_tree_error(
         self, interaction: discord.Interaction, error: app_commands.AppCommandError
@@ -146,7 +157,6 @@ class DiscordAdapter:
         await self._gateway
 
     async def close(self) -> None:
-        await self.handlers.cancel_background()
         await self.publisher.flush()  # the last answer counts reach the messages
         await self.client.close()
         if self._gateway is not None:

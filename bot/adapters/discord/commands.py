@@ -1,32 +1,24 @@
-"""The slash commands and the "Run code" message command, defined once for serving and syncing.
+"""The Discord command tree, generated from the core's command catalogue.
 
-Callbacks find the adapter's ``Handlers`` on the client, so ``torchdrill discord sync`` can
-build the same tree without a database.
+Each catalogue option becomes a typed slash-command parameter (``Range`` for limits, choices,
+topic autocomplete), so Discord itself enforces ranges and shows choices; the core validates
+again. Callbacks find the adapter's ``Handlers`` on the client, so ``torchdrill discord sync``
+can build the same tree without a database.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Optional
+
 import discord
 from discord import app_commands
 
-from bot.adapters.discord.interactions import Handlers, where_of, who_of
-from bot.adapters.discord.render import render_message
-from bot.adapters.discord.views import RunCodeModal
-from bot.core.help import help_message
+from bot.adapters.discord.interactions import WORDS, Handlers
+from bot.core.commands.catalogue import COMMANDS, Command, Option, OptionType
 
-SCOPES = [
-    app_commands.Choice(name="this channel", value="channel"),
-    app_commands.Choice(name="this server", value="workspace"),
-    app_commands.Choice(name="a study group", value="group"),
-]
-PERIODS = [
-    app_commands.Choice(name="this week", value="week"),
-    app_commands.Choice(name="this month", value="month"),
-    app_commands.Choice(name="all time", value="all"),
-]
-GROUP_ACTIONS = [
-    app_commands.Choice(name=name, value=name) for name in ("create", "join", "leave", "list")
-]
+Callback = Callable[..., Awaitable[None]]
 
 
 def handlers(interaction: discord.Interaction) -> Handlers:
@@ -43,166 +35,76 @@ async def topic_autocomplete(
     return [app_commands.Choice(name=display, value=slug) for slug, display in choices]
 
 
-@app_commands.command(name="quiz", description="A private quiz")
-@app_commands.describe(
-    topic="topic (default: all)",
-    count="how many questions (1-20)",
-    difficulty="1 easy, 2 medium, 3 hard",
-)
-@app_commands.autocomplete(topic=topic_autocomplete)
-async def quiz(
-    interaction: discord.Interaction,
-    topic: str | None = None,
-    count: int = 5,
-    difficulty: int | None = None,
-) -> None:
-    h = handlers(interaction)
-    await h.answer(
-        interaction,
-        lambda: h.app.drill.quiz(
-            who_of(interaction), topic=topic, count=count, difficulty=difficulty
-        ),
-    )
+def _words(text: str) -> str:
+    return text.replace("{workspace}", WORDS.workspace)
 
 
-@app_commands.command(
-    name="review", description="Spaced repetition: due cards first, then weak topics"
-)
-@app_commands.describe(count="how many cards")
-async def review(interaction: discord.Interaction, count: int = 10) -> None:
-    h = handlers(interaction)
-    await h.answer(interaction, lambda: h.app.drill.review(who_of(interaction), count=count))
+def annotation(option: Option) -> Any:
+    """The discord.py parameter type that makes Discord enforce the catalogue's limits."""
+    if option.type is OptionType.INT:
+        if option.minimum is not None and option.maximum is not None:
+            return app_commands.Range[int, int(option.minimum), int(option.maximum)]
+        return int
+    if option.type is OptionType.FLOAT:
+        if option.minimum is not None and option.maximum is not None:
+            return app_commands.Range[float, float(option.minimum), float(option.maximum)]
+        return float
+    if option.max_length is not None:
+        return app_commands.Range[str, 1, option.max_length]
+    return str
 
 
-@app_commands.command(name="round", description="A live quiz round in this channel")
-@app_commands.describe(
-    count="questions", seconds="seconds per question", topic="topic (default: all)"
-)
-@app_commands.autocomplete(topic=topic_autocomplete)
-@app_commands.guild_only()
-async def round_(
-    interaction: discord.Interaction, count: int = 5, seconds: int = 30, topic: str | None = None
-) -> None:
-    h = handlers(interaction)
-    await h.answer(
-        interaction, lambda: h.start_round(interaction, count=count, seconds=seconds, topic=topic)
-    )
+def _leaf(command: Command, path: tuple[str, ...]) -> app_commands.Command[Any, ..., None]:
+    async def callback(interaction: discord.Interaction, **values: object) -> None:
+        await handlers(interaction).command(interaction, path, values)
+
+    params = [
+        inspect.Parameter("interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          annotation=discord.Interaction)
+    ]
+    for option in command.options:
+        default = inspect.Parameter.empty if option.required else None
+        annot = annotation(option) if option.required else Optional[annotation(option)]  # noqa: UP045
+        params.append(inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annot))
+    callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    callback.__annotations__ = {}
+    func: Any = callback
+    if command.options:
+        func = app_commands.describe(**{o.name: _words(o.description) for o in command.options})(func)
+    choices = {
+        o.name: [app_commands.Choice(name=_words(c.label), value=c.value) for c in o.choices]
+        for o in command.options if o.choices
+    }
+    if choices:
+        func = app_commands.choices(**choices)(func)
+    topics = {o.name: topic_autocomplete for o in command.options if o.type is OptionType.TOPIC}
+    if topics:
+        func = app_commands.autocomplete(**topics)(func)
+    built = app_commands.Command(name=command.name, description=_words(command.description), callback=func)
+    return built
 
 
-@app_commands.command(name="stats", description="Your accuracy, mastery per topic and streaks")
-async def stats(interaction: discord.Interaction) -> None:
-    h = handlers(interaction)
-    where = where_of(interaction) if interaction.guild_id else None
-    await h.answer(interaction, lambda: h.app.drill.stats(who_of(interaction), where))
+def _run_command(command: Command) -> app_commands.Command[Any, ..., None]:
+    async def run(interaction: discord.Interaction) -> None:
+        await handlers(interaction).open_run_modal(interaction)
+
+    return app_commands.Command(name=command.name, description=command.description, callback=run)
 
 
-@app_commands.command(name="leaderboard", description="Who scored most")
-@app_commands.describe(
-    scope="channel, server or study group",
-    period="week, month or all time",
-    group="study group name (with scope: a study group)",
-)
-@app_commands.choices(scope=SCOPES, period=PERIODS)
-@app_commands.guild_only()
-async def leaderboard(
-    interaction: discord.Interaction,
-    scope: str | None = None,
-    period: str | None = None,
-    group: str | None = None,
-) -> None:
-    h = handlers(interaction)
-    await h.answer(
-        interaction,
-        lambda: h.app.drill.leaderboard(
-            who_of(interaction), where_of(interaction), scope=scope, period=period, group=group
-        ),
-        ephemeral=False,
-    )
-
-
-@app_commands.command(name="group", description="Study groups: create, join, leave or list")
-@app_commands.describe(action="what to do", name="group name")
-@app_commands.choices(action=GROUP_ACTIONS)
-@app_commands.guild_only()
-async def group(
-    interaction: discord.Interaction, action: str = "list", name: str | None = None
-) -> None:
-    h = handlers(interaction)
-    await h.answer(interaction, lambda: h.app.drill.group(who_of(interaction), action, name))
-
-
-daily = app_commands.Group(
-    name="daily",
-    description="The channel's daily question (Manage Server)",
-    guild_only=True,
-    default_permissions=discord.Permissions(manage_guild=True),
-)
-
-
-@daily.command(name="schedule", description="Post a daily question here at a fixed time")
-@app_commands.describe(
-    time="HH:MM",
-    timezone="IANA name, e.g. Europe/Berlin",
-    weekdays="e.g. mon-fri or mon,wed,fri",
-    topic="topic (default: all)",
-    reveal_after_hours="hours until the answer is revealed",
-)
-@app_commands.autocomplete(topic=topic_autocomplete)
-async def daily_schedule(
-    interaction: discord.Interaction,
-    time: str,
-    timezone: str = "UTC",
-    weekdays: str | None = None,
-    topic: str | None = None,
-    reveal_after_hours: float | None = None,
-) -> None:
-    h = handlers(interaction)
-    await h.daily(
-        interaction,
-        lambda where: h.app.daily.set_schedule(
-            where,
-            at=time,
-            timezone=timezone,
-            weekdays=weekdays,
-            topic=topic,
-            reveal_after_hours=reveal_after_hours,
-        ),
-    )
-
-
-@daily.command(name="pause", description="Pause the daily question in this channel")
-async def daily_pause(interaction: discord.Interaction) -> None:
-    h = handlers(interaction)
-    await h.daily(interaction, lambda where: h.app.daily.set_paused(where, True))
-
-
-@daily.command(name="resume", description="Resume the daily question in this channel")
-async def daily_resume(interaction: discord.Interaction) -> None:
-    h = handlers(interaction)
-    await h.daily(interaction, lambda where: h.app.daily.set_paused(where, False))
-
-
-@daily.command(name="now", description="Post today's question now")
-async def daily_now(interaction: discord.Interaction) -> None:
-    h = handlers(interaction)
-    await h.daily(interaction, h.app.daily.post_now)
-
-
-@daily.command(name="status", description="Show this channel's daily schedule")
-async def daily_status(interaction: discord.Interaction) -> None:
-    h = handlers(interaction)
-    await h.daily(interaction, h.app.daily.status)
-
-
-@app_commands.command(
-    name="run", description="Run a PyTorch snippet in a sandbox; output in a thread"
-)
-async def run(interaction: discord.Interaction) -> None:
-    h = handlers(interaction)
-    if h.app.runs is None:
-        await h.on_run_code(interaction, "")  # answers that the runner is unavailable
-        return
-    await interaction.response.send_modal(RunCodeModal(h.app.settings.runner_max_code_bytes))
+def build(command: Command) -> app_commands.Command[Any, ..., None] | app_commands.Group:
+    if command.code_input:
+        built: Any = _run_command(command)
+    elif command.subcommands:
+        built = app_commands.Group(name=command.name, description=_words(command.description))
+        for sub in command.subcommands:
+            built.add_command(_leaf(sub, (command.name, sub.name)))
+    else:
+        built = _leaf(command, (command.name,))
+    if command.in_channel_only:
+        built.guild_only = True
+    if command.admin_only:  # a hint for Discord's UI; the core checks is_admin on every call
+        built.default_permissions = discord.Permissions(manage_guild=True)
+    return built
 
 
 @app_commands.context_menu(name="Run code")
@@ -210,26 +112,10 @@ async def run_code(interaction: discord.Interaction, message: discord.Message) -
     await handlers(interaction).on_run_code(interaction, message.content)
 
 
-@app_commands.command(name="help", description="What torchdrill can do")
-async def help_(interaction: discord.Interaction) -> None:
-    rendered = render_message(help_message("/", "help"))
-    await interaction.response.send_message(ephemeral=True, **rendered.send_kwargs())
+def all_commands() -> list[app_commands.Command[Any, ..., None] | app_commands.Group | app_commands.ContextMenu]:
+    return [*(build(c) for c in COMMANDS.commands), run_code]
 
 
-COMMANDS: list[app_commands.Command | app_commands.Group | app_commands.ContextMenu] = [
-    quiz,
-    review,
-    round_,
-    stats,
-    leaderboard,
-    group,
-    daily,
-    run,
-    run_code,
-    help_,
-]
-
-
-def add_commands(tree: app_commands.CommandTree) -> None:
-    for command in COMMANDS:
+def add_commands(tree: app_commands.CommandTree[Any]) -> None:
+    for command in all_commands():
         tree.add_command(command)

@@ -39,9 +39,12 @@ class Rendered:
     embeds: list[discord.Embed]
     view: discord.ui.View | None
     files: list[discord.File] = field(default_factory=list)
+    content: str | None = None  # a mention: embeds never notify anyone
 
     def send_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"embeds": self.embeds}
+        if self.content:
+            kwargs["content"] = self.content
         if self.view is not None:
             kwargs["view"] = self.view
         if self.files:
@@ -50,7 +53,7 @@ class Rendered:
 
     def edit_kwargs(self) -> dict[str, Any]:
         """Edits replace everything: no view means the old buttons disappear."""
-        kwargs: dict[str, Any] = {"embeds": self.embeds, "view": self.view, "content": None}
+        kwargs: dict[str, Any] = {"embeds": self.embeds, "view": self.view, "content": self.content}
         if self.files:
             kwargs["attachments"] = self.files
         return kwargs
@@ -100,4 +103,5 @@ def render_message(message: Message) -> Rendered:
         embed.set_footer(text=truncate(message.footer, FOOTER_LIMIT, "…")[0])
     if message.image_url:
         embed.set_image(url=message.image_url)
-    return Rendered([embed], button_view(message.buttons), files)
+    content = f"<@{message.mention}>" if message.mention and message.mention.isdigit() else None
+    return Rendered([embed], button_view(message.buttons), files, content)

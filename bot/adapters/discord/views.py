@@ -67,8 +67,9 @@ class RunCodeModal(discord.ui.Modal, title="Run a PyTorch snippet"):
         custom_id="td-run-code",
     )
 
-    def __init__(self, max_chars: int = CODE_INPUT_LIMIT) -> None:
-        super().__init__(timeout=900, custom_id="td-run-modal")
+    def __init__(self, max_chars: int = CODE_INPUT_LIMIT, *, custom_id: str = "td-run-modal") -> None:
+        """Each opened modal gets its own custom_id: discord.py routes submits by it."""
+        super().__init__(timeout=900, custom_id=custom_id)
         self.code.max_length = min(max_chars, CODE_INPUT_LIMIT)
 
     async def on_submit(self, interaction: discord.Interaction) -> None:

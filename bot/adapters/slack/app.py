@@ -128,7 +128,6 @@ class SlackAdapter:
 
     async def close(self) -> None:
         self._stopped.set()
-        await self.handlers.cancel_background()
         await self.publisher.flush()  # the last answer counts reach the messages
         if self.socket is not None:
             await self.socket.close_async()

@@ -123,6 +123,8 @@ def render_blocks(message: Message) -> list[dict[str, Any]]:
     elif message.title:
         title = truncate(message.title, HEADER_LIMIT, "…")[0].replace("\n", " ")
         blocks.append({"type": "header", "text": {"type": "plain_text", "text": title}})
+    if message.mention:
+        blocks.append(section(f"<@{message.mention}>"))
     for block in message.blocks:
         if isinstance(block, CodeBlock):
             blocks.extend(code_sections(block.code))

@@ -1,7 +1,8 @@
 """Bolt listener registration: every listener acks first, then hands the payload to Handlers.
 
-Command names are the ones the app manifest declares (``manifest.py``); Slack reserves
-``/help``, so help is ``/drill-help``. Buttons route by the core's action-id pattern.
+Every command of the core's catalogue is served under the name the manifest declares
+(``manifest.py``; Slack reserves ``/help``, so help is ``/drill-help``). Buttons route by the
+core's action-id pattern.
 """
 
 from __future__ import annotations
@@ -15,47 +16,45 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.slack.handlers import (
     CODE_BLOCK_ID,
-    HELP_COMMAND,
     RUN_MODAL_ID,
     RUN_SHORTCUT_ID,
+    WORDS,
     Handlers,
     Respond,
     submitted_code,
 )
 from bot.core.actions import ACTION_PATTERN
+from bot.core.commands.catalogue import COMMANDS, Command
 from bot.core.runs import clean_code
 
 log = logging.getLogger(__name__)
 
 Ack = Callable[..., Awaitable[Any]]
-CommandHandler = Callable[[dict[str, Any], Respond], Awaitable[None]]
 
 
-# Slash command → Handlers method; manifest.py declares the same names to Slack.
-COMMANDS: dict[str, str] = {
-    "/quiz": "quiz",
-    "/review": "review",
-    "/round": "round",
-    "/stats": "stats",
-    "/leaderboard": "leaderboard",
-    "/group": "group",
-    "/daily": "daily",
-    "/run": "open_run_modal",
-    f"/{HELP_COMMAND}": "help",
-}
+def slack_name(command: Command) -> str:
+    """The slash command Slack knows: the catalogue name, or its Slack rename (help)."""
+    return WORDS.command(command.name)
 
 
-def _command_listener(handler: CommandHandler) -> Callable[..., Awaitable[None]]:
+def served_commands() -> dict[str, Command]:
+    return {slack_name(c): c for c in COMMANDS.commands}
+
+
+def _command_listener(h: Handlers, command: Command) -> Callable[..., Awaitable[None]]:
     async def listener(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         await ack()
-        await handler(body, respond)
+        if command.code_input:
+            await h.open_run_modal(body, respond)
+        else:
+            await h.command(command.name, body, respond)
 
     return listener
 
 
 def register(bolt: AsyncApp, h: Handlers) -> None:
-    for name, method in COMMANDS.items():
-        bolt.command(name)(_command_listener(getattr(h, method)))
+    for name, command in served_commands().items():
+        bolt.command(name)(_command_listener(h, command))
 
     @bolt.action(re.compile(f"^{ACTION_PATTERN}$"))
     async def on_action(ack: Ack, body: dict[str, Any], respond: Respond) -> None:

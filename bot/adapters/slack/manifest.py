@@ -1,27 +1,18 @@
 """The Slack app manifest: paste it at api.slack.com/apps → "Create New App" → "From a manifest".
 
 Slack learns an app's slash commands, shortcuts and scopes only from its configuration, so the
-manifest is generated from the same table the listeners are registered from; a command cannot
-be served without being declared, or declared without being served.
+manifest is generated from the core's command catalogue, the same table the listeners are
+registered from; a command cannot be served without being declared, or declared without
+being served.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from bot.adapters.slack.handlers import HELP_COMMAND, RUN_SHORTCUT_ID
+from bot.adapters.slack.handlers import RUN_SHORTCUT_ID, WORDS
+from bot.adapters.slack.listeners import served_commands
 
-COMMAND_HELP: dict[str, tuple[str, str]] = {
-    "/quiz": ("A private quiz", "[topic] [count] [difficulty]"),
-    "/review": ("Spaced repetition: due cards first, then weak topics", "[count]"),
-    "/round": ("A live quiz round in this channel", "[count] [seconds] [topic]"),
-    "/stats": ("Your accuracy, mastery per topic and streaks", ""),
-    "/leaderboard": ("Who scored most", "[channel|workspace|group] [week|month|all] [group]"),
-    "/group": ("Study groups", "create|join|leave|list [name]"),
-    "/daily": ("The channel's daily question (admins)", "schedule|pause|resume|now|status"),
-    "/run": ("Run a PyTorch snippet in a sandbox; output in a thread", ""),
-    f"/{HELP_COMMAND}": ("What torchdrill can do", ""),
-}
 BOT_SCOPES = [
     "commands",  # slash commands and shortcuts
     "chat:write",  # questions, reveals, /run output
@@ -36,9 +27,11 @@ def manifest(
 ) -> dict[str, Any]:
     """Socket Mode without ``request_url``; HTTP mode points everything at ``request_url``."""
     commands = []
-    for command, (description, hint) in COMMAND_HELP.items():
-        entry: dict[str, Any] = {"command": command, "description": description,
+    for name, command in served_commands().items():
+        description = command.description.replace("{workspace}", WORDS.workspace)
+        entry: dict[str, Any] = {"command": name, "description": description,
                                  "should_escape": False}
+        hint = command.usage().partition(" ")[2].replace("{workspace}", WORDS.workspace)
         if hint:
             entry["usage_hint"] = hint
         if request_url:

@@ -1,0 +1,1 @@
+"""The command catalogue, its text grammar, dispatch and the help generated from it."""

@@ -1,0 +1,234 @@
+"""Dispatch: validate a request against the catalogue, check permissions, call the feature.
+
+Adapters hand over who asked (with the platform's ``is_admin`` fact), where, and either the
+raw text (Slack, console) or typed values (Discord). Every reply, refusal and error message
+is built here, so a rule or a text cannot differ between platforms.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from bot.core.commands import replies
+from bot.core.commands.catalogue import COMMANDS, Catalogue, Command
+from bot.core.commands.grammar import OptionError, Request, parse, resolve, validate
+from bot.core.commands.help import help_message
+from bot.core.identity import Where, Who
+from bot.core.messages import Message
+from bot.core.publisher import Publisher
+from bot.core.runs import clean_code
+from bot.core.service import USER_ERRORS, Drill
+from bot.core.tasks import BackgroundTasks
+from bot.observability.metrics import observe_interaction
+
+if TYPE_CHECKING:
+    from bot.core.answers import Outcome
+    from bot.core.daily import DailyPosting
+    from bot.core.runs import RunDesk
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who asked, where (None in a direct message), and what their platform says of them."""
+
+    who: Who
+    where: Where | None
+    is_admin: bool = False
+    words: replies.Words = field(default_factory=replies.Words)
+
+
+class RunnerAccess(Protocol):
+    def desk(self) -> RunDesk | None: ...
+
+    def unavailable(self) -> str:
+        """Why there is no desk: still starting, or not available (and why)."""
+        ...
+
+
+class AckChannel(Protocol):
+    """How an adapter posts, edits and retracts the public acknowledgement of a /run."""
+
+    async def post(self, ack: Message) -> str | None: ...
+
+    async def edit(self, ref: str, ack: Message, status: Message) -> None:
+        """``ack`` now ends with ``status`` (queued, position): show either."""
+        ...
+
+    async def retract(self, ref: str) -> None: ...
+
+
+Handler = Callable[[Caller, Request], Awaitable[Message]]
+
+
+class CommandDesk:
+    """The port adapters call for commands, buttons and /run."""
+
+    def __init__(
+        self, drill: Drill, daily: DailyPosting, publisher: Publisher, runner: RunnerAccess,
+        catalogue: Catalogue = COMMANDS,
+    ) -> None:
+        self.drill = drill
+        self.daily = daily
+        self.publisher = publisher
+        self.runner = runner
+        self.catalogue = catalogue
+        self.tasks = BackgroundTasks()
+        self.handlers: dict[str, Handler] = {
+            "quiz": self._quiz, "review": self._review, "round": self._round,
+            "stats": self._stats, "leaderboard": self._leaderboard, "group": self._group,
+            "daily schedule": self._daily_schedule, "daily pause": self._daily_pause,
+            "daily resume": self._daily_resume, "daily now": self._daily_now,
+            "daily status": self._daily_status, "help": self._help,
+        }
+
+    # ---- entry points --------------------------------------------------------------------
+    async def execute_text(self, caller: Caller, name: str, text: str) -> Message:
+        """A command typed as text (Slack, console): parse, validate, run."""
+        command = self.catalogue.find(name.lower().lstrip("/"))
+        if command is None:
+            log.warning("unknown command", extra={"command": name})
+            return replies.unknown_command(caller.words, name.lstrip("/"))
+        try:
+            request = parse(command, text)
+        except OptionError as exc:
+            return replies.notice(str(exc))
+        return await self.execute(caller, request)
+
+    async def execute_values(
+        self, caller: Caller, path: tuple[str, ...], values: dict[str, object]
+    ) -> Message:
+        """A command with typed options (Discord): the same validation as text."""
+        command = self.catalogue.find(path[0])
+        if command is None:
+            log.warning("unknown command", extra={"command": path[0]})
+            return replies.unknown_command(caller.words, path[0])
+        try:
+            leaf, full, _ = resolve(command, list(path[1:]))
+            request = validate(leaf, {k: v for k, v in values.items() if v is not None}, full)
+        except OptionError as exc:
+            return replies.notice(str(exc))
+        return await self.execute(caller, request)
+
+    async def execute(self, caller: Caller, request: Request) -> Message:
+        root = self.catalogue.find(request.path[0])
+        assert root is not None
+        if (root.admin_only or request.command.admin_only) and not caller.is_admin:
+            return replies.admin_only(caller.words, request.key)
+        if (root.in_channel_only or request.command.in_channel_only) and caller.where is None:
+            return replies.notice(replies.IN_CHANNEL_ONLY.format(command=request.key))
+        handler = self.handlers.get(request.key)
+        if handler is None:
+            return replies.unknown_command(caller.words, request.key)
+        with observe_interaction(caller.who.platform, request.key):
+            try:
+                return await handler(caller, request)
+            except USER_ERRORS as exc:
+                return replies.notice(str(exc))
+            except Exception:
+                log.exception("command failed", extra={"command": request.key})
+                return replies.notice(replies.SORRY)
+
+    async def press(self, who: Who, action_id: str) -> Outcome:
+        """A button click; the core decides what it means (or that it is not ours)."""
+        return await self.drill.handle_action(who, action_id)
+
+    def command(self, name: str) -> Command | None:
+        return self.catalogue.find(name)
+
+    # ---- /run ------------------------------------------------------------------------------
+    async def run_code(self, caller: Caller, code: str, channel: AckChannel) -> Message | None:
+        """Check, acknowledge publicly, submit. Returns what to tell the member privately."""
+        desk = self.runner.desk()
+        if desk is None:
+            return replies.notice(self.runner.unavailable())
+        if caller.where is None:
+            return replies.notice(replies.IN_CHANNEL_ONLY.format(command="run"))
+        code = clean_code(code)
+        refusal = desk.precheck(code)
+        if refusal is not None:  # refused before anything public exists
+            return refusal
+        ack = replies.run_acknowledgement(caller.who.display_name or caller.who.user_id, code, caller.words)
+        ref = await channel.post(ack)
+        if ref is None:
+            return replies.notice(replies.NOT_IN_CHANNEL.format(invite=caller.words.invite))
+        try:
+            status = await desk.submit(caller.who, caller.where, code, thread_of=ref)
+        except Exception:
+            log.exception("/run submission failed")
+            status = replies.notice(replies.SORRY)
+        if status.ephemeral:  # refused after all (rate, queue): leave nothing public behind
+            await channel.retract(ref)
+            return status
+        ack.blocks.extend(status.blocks)
+        await channel.edit(ref, ack, status)
+        return None
+
+    # ---- handlers ------------------------------------------------------------------------
+    async def _quiz(self, caller: Caller, r: Request) -> Message:
+        v = r.values
+        return await self.drill.quiz(
+            caller.who, topic=v["topic"], count=v["count"], difficulty=v["difficulty"]  # type: ignore[arg-type]
+        )
+
+    async def _review(self, caller: Caller, r: Request) -> Message:
+        return await self.drill.review(caller.who, count=r.values["count"])  # type: ignore[arg-type]
+
+    async def _round(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        count, seconds = int(r.values["count"]), int(r.values["seconds"])  # type: ignore[call-overload]
+        started = await self.drill.start_round(
+            caller.where, caller.who, count=count, seconds=seconds, topic=r.values["topic"],  # type: ignore[arg-type]
+        )
+        if isinstance(started, Message):
+            return started
+        self.tasks.spawn(self.drill.play_round(started, caller.where, self.publisher), f"round {started}")
+        return replies.round_started(count, seconds)
+
+    async def _stats(self, caller: Caller, r: Request) -> Message:
+        return await self.drill.stats(caller.who, caller.where)
+
+    async def _leaderboard(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        v = r.values
+        return await self.drill.leaderboard(
+            caller.who, caller.where, scope=v["scope"], period=v["period"], group=v["group"],  # type: ignore[arg-type]
+            workspace_word=caller.words.workspace,
+        )
+
+    async def _group(self, caller: Caller, r: Request) -> Message:
+        return await self.drill.group(caller.who, r.values["action"], r.values["name"])  # type: ignore[arg-type]
+
+    async def _daily_schedule(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        v = r.values
+        return await self.daily.set_schedule(
+            caller.where, at=v["time"], timezone=v["timezone"], weekdays=v["weekdays"],  # type: ignore[arg-type]
+            topic=v["topic"], reveal_after_hours=v["reveal_after_hours"],  # type: ignore[arg-type]
+        )
+
+    async def _daily_pause(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        return await self.daily.set_paused(caller.where, True)
+
+    async def _daily_resume(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        return await self.daily.set_paused(caller.where, False)
+
+    async def _daily_now(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        return await self.daily.post_now(caller.where)
+
+    async def _daily_status(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        return await self.daily.status(caller.where)
+
+    async def _help(self, caller: Caller, r: Request) -> Message:
+        return help_message(caller.words, self.catalogue)
+
+    async def close(self) -> None:
+        await self.tasks.cancel_all()

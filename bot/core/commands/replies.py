@@ -1,0 +1,73 @@
+"""Reply texts that are not about a question: refusals, errors and acknowledgements.
+
+Platform words ("server" or "workspace", how admins are recognised, the help command's name)
+come from the adapter as ``Words``, so the core never names a platform.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.core import render
+from bot.core.messages import Message, truncate
+
+SORRY = "Something went wrong on my side; please try again in a moment."
+UNKNOWN_BUTTON = "That button is not one of mine anymore."
+NO_RUNNER = "The code runner is not available on this deployment."
+RUNNER_STARTING = "The code runner is starting; try again in a few seconds."
+NOT_IN_CHANNEL = "I cannot post in that channel. {invite}"
+IN_CHANNEL_ONLY = "/{command} works in a channel, not in a direct message."
+RUN_PREVIEW_CHARS = 1000
+MODAL_TOO_LONG = "Your code is {size} characters; this box takes at most {limit}. Shorten it or post it in a ```python block and use “Run code” on the message."
+
+
+@dataclass(frozen=True)
+class Words:
+    """How a platform names things; supplied by its adapter."""
+
+    workspace: str = "workspace"  # "server" on Discord
+    admins: str = "workspace admins"  # who may use admin commands, as members know them
+    prefix: str = "/"  # "" in the console
+    renames: dict[str, str] = field(default_factory=dict)  # e.g. help -> drill-help on Slack
+    invite: str = "Invite me first, then try again."  # how a channel lets the bot in
+
+    def command(self, name: str) -> str:
+        return f"{self.prefix}{self.renames.get(name, name)}"
+
+
+def notice(text: str) -> Message:
+    return render.notice(text)
+
+
+def admin_only(words: Words, command: str) -> Message:
+    return notice(f"Only {words.admins} can use {words.command(command)}.")
+
+
+def unknown_command(words: Words, name: str) -> Message:
+    return notice(f"I don't know {words.prefix}{name} — try {words.command('help')}.")
+
+
+def round_started(count: int, seconds: int) -> Message:
+    return notice(
+        f"Round started: {count} question(s), {seconds} s each. "
+        "Answer each one before its time runs out. Good luck!"
+    )
+
+
+def run_acknowledgement(requester: str, code: str, words: Words) -> Message:
+    """The public message whose thread receives the result; it shows what will run."""
+    ack = Message(title=f"{words.command('run')} by {requester}")
+    ack.code(truncate(code, RUN_PREVIEW_CHARS, "# … (cut here)")[0] or " ")
+    return ack
+
+
+RUNNER_WARMING = "Starting the code runner (the first time takes a few seconds)…"
+NOTHING_TO_RUN = "Nothing to run."
+NO_DAILY_YET = "There is no daily question yet today. Type `today` first."
+PASTE_CODE = "Paste your code; end with a line holding just '.'"
+
+
+def no_such_key(typed: str, keys: list[str]) -> Message:
+    if keys:
+        return notice(f"There is no `{typed}` on the message on screen; its keys are: {', '.join(keys)}.")
+    return notice(f"There is no `{typed}` on the message on screen. Type `today` or `quiz` to get a question.")

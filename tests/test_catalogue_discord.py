@@ -1,0 +1,31 @@
+"""Table-driven from the catalogue: Discord gets the same out-of-range refusal as Slack and the
+console (Discord's client enforces ranges too, but a raw request must not get past the core)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.catalogue_cases import CASES, OutOfRange
+from tests.discord_fixtures import (  # noqa: F401 - fixtures
+    StartAdapter,
+    app_fixture,
+    discord_clock_fixture,
+    fake_fixture,
+    start_adapter_fixture,
+)
+from tests.fake_discord import EPHEMERAL, FakeDiscord, User, text_of
+
+ALICE = User(800_000_000_000_000_001, "alice")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+async def test_discord_refuses_out_of_range_with_the_core_message(
+    case: OutOfRange, fake: FakeDiscord, start_adapter: StartAdapter
+) -> None:
+    await start_adapter()
+    options: dict[str, object] = {**case.required, case.option.name: case.value}
+    sub = case.path[1] if len(case.path) > 1 else None
+    token = await fake.slash(case.path[0], ALICE, admin=case.admin_only, sub=sub, **options)
+    reply = await fake.original_of(token)
+    assert reply["flags"] & EPHEMERAL
+    assert case.refusal in text_of(reply)

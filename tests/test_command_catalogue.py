@@ -1,0 +1,128 @@
+"""The catalogue is the one source: grammar, Discord tree, Slack manifest, console and help."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.adapters.console.play import WORDS as CONSOLE_WORDS
+from bot.adapters.discord.commands import all_commands
+from bot.adapters.slack.handlers import WORDS as SLACK_WORDS
+from bot.adapters.slack.listeners import served_commands
+from bot.adapters.slack.manifest import manifest
+from bot.core.commands.catalogue import COMMANDS, Command, OptionType
+from bot.core.commands.grammar import OptionError, parse
+from bot.core.commands.help import help_lines
+from tests.catalogue_cases import CASES
+
+
+def cmd(name: str) -> Command:
+    found = COMMANDS.find(name)
+    assert found is not None
+    return found
+
+
+def values(name: str, text: str) -> dict[str, object]:
+    return parse(cmd(name), text).values
+
+
+def test_positional_and_named_forms_give_the_same_request() -> None:
+    assert values("quiz", "") == {"topic": None, "count": 5, "difficulty": None}
+    assert values("quiz", "autograd 3 2") == {"topic": "autograd", "count": 3, "difficulty": 2}
+    assert values("quiz", "3 Autograd") == values("quiz", "count:3 topic=autograd")
+    assert values("round", "3 20 autograd") == {"count": 3, "seconds": 20, "topic": "autograd"}
+    assert values("review", "") == {"count": 10}
+
+
+def test_free_text_takes_the_rest_and_a_trailing_choice_still_counts() -> None:
+    assert values("leaderboard", "group month Night Owls") == {
+        "scope": "group", "period": "month", "group": "Night Owls"}
+    assert values("leaderboard", "group Night Owls month") == {
+        "scope": "group", "period": "month", "group": "Night Owls"}
+    assert values("leaderboard", 'group:"Night Owls" all') == {
+        "scope": None, "period": "all", "group": "Night Owls"}
+    assert values("group", "create  Night Owls ") == {"action": "create", "name": "Night Owls"}
+    assert values("group", "") == {"action": "list", "name": None}
+
+
+def test_sub_commands_and_aliases() -> None:
+    request = parse(cmd("daily"), "schedule 07:30 Europe/Berlin mon,wed topic=autograd reveal=6")
+    assert request.path == ("daily", "schedule")
+    assert request.values == {"time": "07:30", "timezone": "Europe/Berlin", "weekdays": "mon,wed",
+                              "topic": "autograd", "reveal_after_hours": 6.0}
+    assert parse(cmd("daily"), "schedule time:09:00 tz:UTC").values["timezone"] == "UTC"
+    assert parse(cmd("daily"), "schedule 09:00").values["timezone"] == "UTC"  # the default
+    assert parse(cmd("daily"), "now").path == ("daily", "now")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("quiz", "count=lots", "count must be a whole number (got 'lots')"),
+        ("quiz", "1 2 3", "too many numbers: 3 (expected count, difficulty)"),
+        ("quiz", '"unclosed', "check the quotes"),
+        ("quiz", "nosuchtopic", "unknown topic 'nosuchtopic'; choose one of: fundamentals"),
+        ("quiz", "count:2 count:3", "count is given twice"),
+        ("review", "-5", "count must be between 1 and 50 (got -5)"),
+        ("review", "soon", "unexpected argument 'soon'"),
+        ("round", "tensors autograd", "unexpected argument 'autograd'"),
+        ("leaderboard", "channel year", "unknown period 'year'; choose one of: week, month, all"),
+        ("leaderboard", "scope:channel group:x", "group goes with scope group (got scope channel)"),
+        ("daily", "sometimes", "use /daily schedule|pause|resume|now|status"),
+        ("daily", "schedule", "/daily schedule needs time: HH:MM"),
+        ("daily", "pause now", "/pause takes no arguments (got 'now')"),
+        ("daily", "schedule 09:00 reveal=soon", "reveal_after_hours must be a number (got 'soon')"),
+        ("daily", "schedule 09:00 reveal=100", "reveal_after_hours must be between 0.25 and 72 (got 100)"),
+        ("group", f"create {'x' * 65}", "name is too long (65 characters; at most 64)"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_option(name: str, text: str, message: str) -> None:
+    with pytest.raises(OptionError) as caught:
+        parse(cmd(name), text)
+    assert message in str(caught.value)
+
+
+def test_every_catalogue_command_is_in_the_discord_tree_with_its_limits() -> None:
+    tree = {c.name: c for c in all_commands()}
+    for command in COMMANDS.commands:
+        built = tree[command.name]
+        leaves = ([(command, built)] if not command.subcommands else
+                  [(s, next(b for b in built.commands if b.name == s.name)) for s in command.subcommands])
+        for leaf, discord_leaf in leaves:
+            if leaf.code_input:
+                assert not discord_leaf.parameters  # opens the code modal
+                continue
+            params = {p.name: p for p in discord_leaf.parameters}
+            assert list(params) == [o.name for o in leaf.options], leaf.name
+            for option in leaf.options:
+                param = params[option.name]
+                assert param.required == option.required
+                assert (param.min_value, param.max_value) == (
+                    (option.minimum, option.maximum) if option.numeric else (None, None)
+                ) or option.type is OptionType.TEXT
+                assert [c.value for c in param.choices] == [c.value for c in option.choices]
+                assert param.autocomplete == (option.type is OptionType.TOPIC)
+        assert built.guild_only == command.in_channel_only
+        assert (built.default_permissions is not None) == command.admin_only
+
+
+def test_every_catalogue_command_is_declared_and_served_on_slack() -> None:
+    declared = {c["command"]: c for c in manifest()["features"]["slash_commands"]}
+    assert set(declared) == set(served_commands()) == {
+        SLACK_WORDS.command(c.name) for c in COMMANDS.commands}
+    assert declared["/quiz"]["usage_hint"] == "[topic] [count] [difficulty]"
+    assert "/drill-help" in declared and "/help" not in declared
+
+
+def test_help_lists_every_command_under_each_platform_name() -> None:
+    slack = "\n".join(help_lines(SLACK_WORDS))
+    console = "\n".join(help_lines(CONSOLE_WORDS))
+    for command in COMMANDS.commands:
+        assert f"`{SLACK_WORDS.command(command.name)}" in slack
+        assert f"`{command.name}" in console
+    assert "`/drill-help`" in slack
+
+
+def test_every_ranged_option_has_a_case() -> None:
+    ranged = {(o.name, c.name) for c in COMMANDS.commands for o in c.options if o.maximum is not None}
+    assert {(case.option.name, case.path[0]) for case in CASES} >= ranged
+    assert any(case.path == ("review",) and case.value == 51 for case in CASES)
