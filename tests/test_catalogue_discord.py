@@ -29,3 +29,19 @@ async def test_discord_refuses_out_of_range_with_the_core_message(
     reply = await fake.original_of(token)
     assert reply["flags"] & EPHEMERAL
     assert case.refusal in text_of(reply)
+
+
+async def test_unknown_command_and_foreign_buttons_are_answered(
+    fake: FakeDiscord, start_adapter: StartAdapter
+) -> None:
+    await start_adapter()
+    token = await fake.slash("nosuch", ALICE)
+    callback = await fake.callback_of(token)
+    assert callback.json["data"]["flags"] & EPHEMERAL
+    assert "I don't know /nosuch — try /help." in text_of(callback.json["data"])
+    message = fake.user_message(ALICE, "an old message with someone else's buttons")
+    for custom_id in ("totally-bogus", "td:a:notanumber:0"):
+        token = await fake.click(int(message["id"]), custom_id, ALICE)
+        callback = await fake.callback_of(token)
+        assert callback.json["data"]["flags"] & EPHEMERAL
+        assert "That button is not one of mine anymore." in text_of(callback.json["data"])

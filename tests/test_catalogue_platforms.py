@@ -58,3 +58,11 @@ async def test_console_refuses_out_of_range_with_the_core_message(
         assert case.refusal in " ".join(term.take().split())
     finally:
         await app.close()
+
+
+async def test_slack_unknown_command_names_help(fake: FakeSlack, slack: SlackSender) -> None:
+    status, _ = await slack.command("/nosuch", ALICE, "x")
+    assert status == 200
+    reply = await fake.wait_for("respond")
+    assert reply.data["response_type"] == "ephemeral"
+    assert "I don't know /nosuch — try /drill-help." in text_of(reply.data)

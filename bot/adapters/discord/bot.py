@@ -20,11 +20,12 @@ from discord.http import Route
 
 from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.discord.commands import add_commands
-from bot.adapters.discord.interactions import PLATFORM, SORRY, Handlers
+from bot.adapters.discord.interactions import PLATFORM, WORDS, Handlers
 from bot.adapters.discord.publisher import DiscordPublisher
 from bot.adapters.discord.views import ActionButton
 from bot.config import ConfigError, Settings
 from bot.core.actions import ACTION_PATTERN
+from bot.core.commands import replies
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -81,12 +82,17 @@ class _Drill:
     async def _on_tree_error(
         self, interaction: discord.Interaction, error: app_commands.AppCommandError
     ) -> None:
-        log.error("slash command failed", exc_info=error)
+        if isinstance(error, app_commands.CommandNotFound):  # e.g. a command from an older sync
+            log.warning("unknown command", extra={"command": error.name})
+            text = replies.unknown_command(WORDS, error.name).plain()
+        else:
+            log.error("slash command failed", exc_info=error)
+            text = replies.SORRY
         try:
             if interaction.response.is_done():
-                await interaction.followup.send(SORRY, ephemeral=True)
+                await interaction.followup.send(text, ephemeral=True)
             else:
-                await interaction.response.send_message(SORRY, ephemeral=True)
+                await interaction.response.send_message(text, ephemeral=True)
         except discord.HTTPException:
             log.warning("could not tell the member about the failure")
 

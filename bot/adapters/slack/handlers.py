@@ -157,7 +157,7 @@ class Handlers:
     async def command(self, name: str, body: dict[str, Any], respond: Respond) -> None:
         """Every catalogue command: the core parses the text, checks, runs and words the reply."""
         commands = self.app.commands
-        command = commands.command(name)
+        command = commands.command(name.lstrip("/"))
         try:
             caller = await self.caller(body, needs_admin=bool(command and command.admin_only))
             message = await commands.execute_text(caller, name, body.get("text", ""))

@@ -24,6 +24,7 @@ from bot.adapters.slack.handlers import (
     submitted_code,
 )
 from bot.core.actions import ACTION_PATTERN
+from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Command
 from bot.core.runs import clean_code
 
@@ -56,6 +57,11 @@ def register(bolt: AsyncApp, h: Handlers) -> None:
     for name, command in served_commands().items():
         bolt.command(name)(_command_listener(h, command))
 
+    @bolt.command(re.compile(r"^/.+"))  # registered last: only commands we do not serve
+    async def on_unknown_command(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
+        await ack()
+        await h.command(str(body.get("command", "")), body, respond)
+
     @bolt.action(re.compile(f"^{ACTION_PATTERN}$"))
     async def on_action(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         await ack()
@@ -64,7 +70,7 @@ def register(bolt: AsyncApp, h: Handlers) -> None:
     @bolt.view_submission(RUN_MODAL_ID)
     async def on_run_submitted(ack: Ack, body: dict[str, Any]) -> None:
         if not clean_code(submitted_code(body)).strip():  # keep the modal open, say why
-            await ack(response_action="errors", errors={CODE_BLOCK_ID: "Paste some code to run."})
+            await ack(response_action="errors", errors={CODE_BLOCK_ID: replies.PASTE_SOME_CODE})
             return
         await ack()
         await h.on_run_submitted(body)

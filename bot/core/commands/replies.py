@@ -64,6 +64,7 @@ def run_acknowledgement(requester: str, code: str, words: Words) -> Message:
 RUNNER_WARMING = "Starting the code runner (the first time takes a few seconds)…"
 NOTHING_TO_RUN = "Nothing to run."
 NO_DAILY_YET = "There is no daily question yet today. Type `today` first."
+PASTE_SOME_CODE = "Paste some code to run."
 PASTE_CODE = "Paste your code; end with a line holding just '.'"
 
 
