@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from bot.adapters.base import Adapter
 from bot.config import Settings
@@ -84,6 +85,14 @@ class App:
         if self.runner_task is not None and not self.runner_task.cancelled():
             problem = self.runner_task.result() if self.runner_task.exception() is None else None
         return f"{replies.NO_RUNNER} ({problem})" if problem else replies.NO_RUNNER
+
+    def health_checks(self) -> dict[str, object]:
+        from bot.observability.health import database_check, redis_check, schema_check
+
+        checks = {"database": database_check(self.db), "schema": schema_check(self.db)}
+        if self.settings.runner_backend.value == "redis":
+            checks["redis"] = redis_check(self.settings.redis_url)
+        return checks
 
     async def start_runner(self) -> str | None:
         """Start the code runner; returns why not (``/run`` then says so) instead of failing."""
@@ -163,15 +172,6 @@ def configured_adapters(app: App) -> list[Adapter]:
     return adapters
 
 
-def health_checks(app: App) -> dict[str, object]:
-    from bot.observability.health import database_check, redis_check, schema_check
-
-    checks = {"database": database_check(app.db), "schema": schema_check(app.db)}
-    if app.settings.runner_backend.value == "redis":
-        checks["redis"] = redis_check(app.settings.redis_url)
-    return checks
-
-
 async def serve(settings: Settings) -> None:
     """Run every configured adapter; with no platform token, the console playground."""
     from bot.observability.health import make_health_app, start_http
@@ -190,7 +190,16 @@ async def serve(settings: Settings) -> None:
     http = None
     slack_serves_http = any(getattr(a, "serves_http", False) for a in adapters)
     if not console and not slack_serves_http:
-        http = await start_http(make_health_app(health_checks(app)), settings.http_host, settings.http_port)
+        http = await start_http(make_health_app(app.health_checks()), settings.http_host, settings.http_port)
+    try:
+        await run_adapters(app, adapters)
+    finally:
+        if http is not None:
+            await http.cleanup()
+
+
+async def run_adapters(app: App, adapters: list[Adapter]) -> None:
+    """Start adapters, then the app; serve until one stops; close everything in reverse."""
     try:
         for adapter in adapters:
             app.publisher.register(adapter.platform, adapter.publisher)
@@ -200,6 +209,23 @@ async def serve(settings: Settings) -> None:
     finally:
         for adapter in adapters:
             await adapter.close()
-        if http is not None:
-            await http.cleanup()
         await app.close()
+
+
+PLAYGROUND_JOURNAL = "playground-runner-journal.sqlite3"
+
+
+async def play(settings: Settings, db_path: Path, name: str | None) -> None:
+    """`torchdrill play`: the console on its own SQLite file; the runner starts in the
+    background with its journal next to the database, so the prompt is usable at once."""
+    from bot.adapters.console.play import ConsoleAdapter
+
+    app = await build_app(settings, with_runner=False)
+    try:
+        console = ConsoleAdapter(app, name=name, files_dir=db_path.parent / "playground-files")
+    except BaseException:
+        await app.close()
+        raise
+    app.runner_overrides["journal_path"] = db_path.parent / PLAYGROUND_JOURNAL
+    app.runner_task = asyncio.create_task(app.start_runner(), name="playground runner")
+    await run_adapters(app, [console])

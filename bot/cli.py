@@ -254,14 +254,23 @@ def play(
     name: str = typer.Option(None, "--name", help="your player name (default: your OS user name)"),
 ) -> None:
     """Interactive console playground on a local SQLite file: no Discord or Slack token needed."""
-    from bot.adapters.console.launch import main as play_main
+    import asyncio
+    import contextlib
+
+    from bot.app import play as play_app
+    from bot.config import Settings
+    from bot.storage.db import migrate
 
     if db.exists() and db.is_dir():
         err_console.print(f"--db {db} is a directory; give a file path such as {db / 'playground.db'}",
                           markup=False)
         raise typer.Exit(code=2)
     try:
-        play_main(db, name)
+        db.parent.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite+aiosqlite:///{db}"
+        migrate(url)  # the playground is a local toy: no separate migrate step
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(play_app(Settings(database_url=url), db, name))
     except OSError as exc:
         err_console.print(f"cannot open the playground database {db}: {exc}", markup=False)
         raise typer.Exit(code=1) from exc

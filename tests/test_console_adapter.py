@@ -14,7 +14,6 @@ import pytest
 from rich.console import Console
 from sqlalchemy import func, select
 
-from bot.adapters.console.launch import start_runner
 from bot.adapters.console.play import ConsoleAdapter, files_dir_for
 from bot.adapters.console.screen import Screen
 from bot.app import App, build_app
@@ -211,7 +210,8 @@ async def test_a_runner_that_cannot_start_is_reported(
     monkeypatch.setenv("RUNNER_CPU_SLOTS", "0")
     monkeypatch.setenv("RUNNER_GPUS", "[]")
     monkeypatch.setenv("RUNNER_ALLOW_WEAK_ISOLATION", "true")
-    app.runner_task = asyncio.create_task(start_runner(app, tmp_path / "journal.sqlite3"))
+    app.runner_overrides["journal_path"] = tmp_path / "journal.sqlite3"
+    app.runner_task = asyncio.create_task(app.start_runner())
     shown = await say(console, term, "run print(1)")
     assert "The code runner is not available on this deployment. (the code runner could not start here" in shown
     assert "no slots" in shown

@@ -307,3 +307,11 @@ async def test_feedback_falls_back_to_the_response_url_where_the_bot_is_not_a_me
     assert feedback.data["replace_original"] is False
     assert text_of(feedback.data).strip()
     assert not fake.sent("chat.postEphemeral")
+
+
+async def test_the_slack_app_leaves_our_loggers_alone(adapter: SlackAdapter) -> None:
+    """bolt sets the level of its app logger; it must not be the parent of torchdrill.* loggers."""
+    import logging
+
+    assert logging.getLogger("torchdrill").level == logging.NOTSET
+    assert adapter.bolt.logger.name != "torchdrill"

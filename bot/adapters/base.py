@@ -1,10 +1,21 @@
-"""The contract every chat adapter fulfils, so `serve` can run any mix of them."""
+"""The contract every chat adapter fulfils, and the narrow ports the app gives them.
+
+Adapters type against these protocols, never against ``bot.app.App``: the wiring root
+imports the adapters, the adapters import nothing of the wiring root, so there is no cycle.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+import asyncio
+from typing import TYPE_CHECKING, Protocol
 
 from bot.core.publisher import Publisher
+
+if TYPE_CHECKING:
+    from bot.config import Settings
+    from bot.core.commands.dispatch import CommandDesk
+    from bot.core.daily import DailyPosting
+    from bot.core.service import Drill
 
 
 class Adapter(Protocol):
@@ -20,3 +31,28 @@ class Adapter(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class BotServices(Protocol):
+    """What a platform adapter may use: its settings and the command port."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def commands(self) -> CommandDesk: ...
+
+    def health_checks(self) -> dict[str, object]: ...
+
+
+class PlaygroundServices(BotServices, Protocol):
+    """The console also plays the channel's daily post itself (today, reveal)."""
+
+    @property
+    def daily(self) -> DailyPosting: ...
+
+    @property
+    def drill(self) -> Drill: ...
+
+    @property
+    def runner_task(self) -> asyncio.Task[str | None] | None: ...

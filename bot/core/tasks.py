@@ -1,8 +1,8 @@
-"""Work that outlives the interaction that started it (live rounds), owned by an adapter.
+"""Work that outlives the interaction that started it (live rounds), owned by the core.
 
-Adapters acknowledge first and keep running afterwards; this keeps a reference to each task
+Commands acknowledge first and keep running afterwards; this keeps a reference to each task
 (so it is not garbage-collected), logs failures instead of losing them, and cancels what is
-left when the adapter closes.
+left when the app closes.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from bot.core.identity import Where, Who
 from bot.core.messages import Message
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.adapters.base import PlaygroundServices as App
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ class ConsoleAdapter:
         self.reply(playground_help(WORDS))
 
     async def topics(self, parsed: commands.Parsed) -> None:
-        self.reply(topics_message(self.app.drill.topic_choices("")))
+        self.reply(topics_message(self.app.commands.topic_choices("")))
 
     # ---- /run ----------------------------------------------------------------------------
     async def read_code(self, first: str) -> str | None:

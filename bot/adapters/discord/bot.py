@@ -28,7 +28,7 @@ from bot.core.actions import ACTION_PATTERN
 from bot.core.commands import replies
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.adapters.base import BotServices as App
 
 log = logging.getLogger(__name__)
 

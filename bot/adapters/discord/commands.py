@@ -31,7 +31,7 @@ def handlers(interaction: discord.Interaction) -> Handlers:
 async def topic_autocomplete(
     interaction: discord.Interaction, current: str
 ) -> list[app_commands.Choice[str]]:
-    choices = handlers(interaction).app.drill.topic_choices(current)
+    choices = handlers(interaction).app.commands.topic_choices(current)
     return [app_commands.Choice(name=display, value=slug) for slug, display in choices]
 
 

@@ -27,7 +27,7 @@ from bot.adapters.slack.publisher import SlackPublisher
 from bot.config import ConfigError, Settings, SlackMode
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.adapters.base import BotServices as App
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,9 @@ class SlackAdapter:
             signing_secret=signing_secret,
             request_verification_enabled=self.serves_http,
             name="torchdrill",
+            # bolt names its logger after the app and sets its level; without our own logger
+            # that would be "torchdrill", the parent of every torchdrill.* logger of ours
+            logger=logging.getLogger("slack_bolt.AsyncApp"),
         )
         self.publisher = CoalescingPublisher(SlackPublisher(self.client))
         self.handlers = Handlers(app, self.client, self.publisher)
@@ -94,12 +97,11 @@ class SlackAdapter:
         return await to_aiohttp_response(response)
 
     def web_app(self) -> web.Application:
-        from bot.app import health_checks
         from bot.observability.health import add_health_routes
 
         web_app = web.Application()
         web_app.router.add_post(EVENTS_PATH, self.on_events)
-        add_health_routes(web_app, health_checks(self.app))  # type: ignore[arg-type]
+        add_health_routes(web_app, self.app.health_checks())  # type: ignore[arg-type]
         return web_app
 
     @property

@@ -29,7 +29,7 @@ from bot.core.identity import Where, Who
 from bot.core.messages import Message
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.adapters.base import BotServices as App
 
 log = logging.getLogger(__name__)
 

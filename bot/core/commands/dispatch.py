@@ -140,6 +140,10 @@ class CommandDesk:
     def command(self, name: str) -> Command | None:
         return self.catalogue.find(name)
 
+    def topic_choices(self, prefix: str = "") -> list[tuple[str, str]]:
+        """Topics that have questions, for autocomplete and the playground's list."""
+        return self.drill.topic_choices(prefix)
+
     # ---- /run ------------------------------------------------------------------------------
     async def run_code(self, caller: Caller, code: str, channel: AckChannel) -> Message | None:
         """Check, acknowledge publicly, submit. Returns what to tell the member privately."""
