@@ -126,3 +126,15 @@ def test_every_ranged_option_has_a_case() -> None:
     ranged = {(o.name, c.name) for c in COMMANDS.commands for o in c.options if o.maximum is not None}
     assert {(case.option.name, case.path[0]) for case in CASES} >= ranged
     assert any(case.path == ("review",) and case.value == 51 for case in CASES)
+
+
+def test_readme_command_table_shows_the_catalogue_limits() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme[readme.index("## Commands"):readme.index("## Configuration")]
+    for command in COMMANDS.commands:
+        assert f"`/{command.name}" in table or command.name == "help"
+        for option in command.options:
+            if option.minimum is not None and option.maximum is not None and option.type is OptionType.INT:
+                assert f"{int(option.minimum)}–{int(option.maximum)}" in table, (command.name, option.name)
