@@ -41,7 +41,7 @@ async def test_channel_board_orders_by_points_then_accuracy_then_first(drill, pu
     d1 = await answer_post(drill, publisher, C1, {1: True, 2: True, 3: False})
     # players 1 and 2 tie on points; player 2 also answers one wrong -> lower accuracy
     await answer_post(drill, publisher, C1, {2: False})
-    board = await drill.leaderboard(who(1), C1)
+    board = await drill.boards.leaderboard(who(1), C1)
     assert names(board) == ["Player 1", "Player 2", "Player 3"]
     assert f"{10 * d1} pts" in board.blocks[0].text.splitlines()[0]
 
@@ -54,29 +54,29 @@ async def test_tie_on_points_and_accuracy_goes_to_who_got_there_first(drill, pub
     for n in (5, 3, 4):
         drill.clock.advance(1)
         await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, right).encode())
-    assert names(await drill.leaderboard(who(1), C1)) == ["Player 5", "Player 3", "Player 4"]
+    assert names(await drill.boards.leaderboard(who(1), C1)) == ["Player 5", "Player 3", "Player 4"]
 
 
 async def test_scopes_channel_workspace_group(drill, publisher):
     await answer_post(drill, publisher, C1, {1: True})
     await answer_post(drill, publisher, C2, {2: True, 3: True})
-    assert names(await drill.leaderboard(who(1), C1)) == ["Player 1"]
-    assert set(names(await drill.leaderboard(who(1), C1, scope="server"))) == {
+    assert names(await drill.boards.leaderboard(who(1), C1)) == ["Player 1"]
+    assert set(names(await drill.boards.leaderboard(who(1), C1, scope="server"))) == {
         "Player 1", "Player 2", "Player 3"
     }
-    assert "Created" in (await drill.group(who(1), "create", "Night Owls")).plain()
-    assert "joined" in (await drill.group(who(3), "join", "night owls")).plain()
-    assert "already in" in (await drill.group(who(3), "join", "Night Owls")).plain()
-    board = await drill.leaderboard(who(1), C1, scope="group", group="Night Owls")
+    assert "Created" in (await drill.boards.group(who(1), "create", "Night Owls")).plain()
+    assert "joined" in (await drill.boards.group(who(3), "join", "night owls")).plain()
+    assert "already in" in (await drill.boards.group(who(3), "join", "Night Owls")).plain()
+    board = await drill.boards.leaderboard(who(1), C1, scope="group", group="Night Owls")
     assert set(names(board)) == {"Player 1", "Player 3"}
-    assert "left" in (await drill.group(who(3), "leave", "Night Owls")).plain()
-    assert names(await drill.leaderboard(who(1), C1, group="Night Owls")) == ["Player 1"]
-    listing = (await drill.group(who(2), "list")).plain()
+    assert "left" in (await drill.boards.group(who(3), "leave", "Night Owls")).plain()
+    assert names(await drill.boards.leaderboard(who(1), C1, group="Night Owls")) == ["Player 1"]
+    listing = (await drill.boards.group(who(2), "list")).plain()
     assert "Night Owls (1 members)" in listing
-    assert "no study group called" in (await drill.group(who(2), "join", "nope")).plain()
-    assert "already exists" in (await drill.group(who(2), "create", "NIGHT owls")).plain()
-    assert "group names are" in (await drill.group(who(2), "create", "!!")).plain()
-    assert "unknown scope" in (await drill.leaderboard(who(1), C1, scope="galaxy")).plain()
+    assert "no study group called" in (await drill.boards.group(who(2), "join", "nope")).plain()
+    assert "already exists" in (await drill.boards.group(who(2), "create", "NIGHT owls")).plain()
+    assert "group names are" in (await drill.boards.group(who(2), "create", "!!")).plain()
+    assert "unknown scope" in (await drill.boards.leaderboard(who(1), C1, scope="galaxy")).plain()
 
 
 async def test_week_uses_channel_timezone_and_rank_beyond_top(drill, publisher, clock):
@@ -87,11 +87,11 @@ async def test_week_uses_channel_timezone_and_rank_beyond_top(drill, publisher, 
     await answer_post(drill, publisher, C1, {1: True})
     clock.set(datetime(2026, 3, 4, 12, 0, tzinfo=UTC))
     await answer_post(drill, publisher, C1, {n: True for n in range(2, 14)})
-    week = await drill.leaderboard(who(1), C1, period="week")
+    week = await drill.boards.leaderboard(who(1), C1, period="week")
     assert "Player 1" not in names(week) and len(names(week)) == 10
     assert week.footer == "You are not on this board yet."
-    assert "Player 1" in names(await drill.leaderboard(who(1), C1, period="month", limit=20))
-    alltime = await drill.leaderboard(who(13), C1, period="all")
+    assert "Player 1" in names(await drill.boards.leaderboard(who(1), C1, period="month", limit=20))
+    alltime = await drill.boards.leaderboard(who(13), C1, period="all")
     assert alltime.footer and alltime.footer.startswith("You: #")
 
 

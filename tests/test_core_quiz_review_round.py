@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import func, select
 
 from bot.core.actions import Verb, decode
 from bot.core.identity import Where, Who
 from bot.core.posts import order_of
+from bot.core.selection import EmptyPoolError
 from bot.storage.models import Answer, Post, Quiz, SrsCard
 
 ME = Who("console", "local", "me", "Me")
@@ -29,7 +31,7 @@ async def correct_position(drill, action_id: str) -> int:
 
 
 async def test_quiz_runs_to_a_summary_with_feedback_and_explanations(drill):
-    msg = await drill.quiz(ME, topic="tensors", count=3, difficulty=None)
+    msg = await drill.practice.quiz(ME, topic="tensors", count=3, difficulty=None)
     assert msg.ephemeral and "Quiz 1/3" in msg.title
     for i in range(3):
         pick = button(msg, Verb.PICK)
@@ -46,7 +48,7 @@ async def test_quiz_runs_to_a_summary_with_feedback_and_explanations(drill):
 
 
 async def test_double_click_on_next_does_not_skip_and_others_cannot_answer(drill):
-    msg = await drill.quiz(ME, topic="tensors", count=3, difficulty=None)
+    msg = await drill.practice.quiz(ME, topic="tensors", count=3, difficulty=None)
     pick = button(msg, Verb.PICK)
     out = await drill.handle_action(ME, pick)
     nxt = button(out.reply, Verb.NEXT)
@@ -61,11 +63,12 @@ async def test_double_click_on_next_does_not_skip_and_others_cannot_answer(drill
 
 
 async def test_quiz_input_errors_are_clear(drill):
-    assert "no questions match" in (await drill.quiz(ME, topic="data", count=5, difficulty=None)).plain()
+    with pytest.raises(EmptyPoolError, match="no questions match"):
+        await drill.practice.quiz(ME, topic="data", count=5, difficulty=None)
 
 
 async def test_flashcard_show_and_self_grade_drive_fsrs(drill, clock):
-    msg = await drill.review(ME, count=20)
+    msg = await drill.practice.review(ME, count=20)
     # nothing answered yet: review serves new questions; find a flashcard among them
     for _ in range(20):
         if any(decode(b.action_id).verb is Verb.SHOW for b in msg.buttons):
@@ -85,7 +88,7 @@ async def test_flashcard_show_and_self_grade_drive_fsrs(drill, clock):
     assert card is not None and card.reps == 1
     # an hour later every card seen so far is due: the review serves them before unseen ones
     clock.advance(hours=1)
-    nxt = await drill.review(ME, count=20)
+    nxt = await drill.practice.review(ME, count=20)
     async with drill.db.read() as s:
         known = set(await s.scalars(select(SrsCard.question_id).where(SrsCard.member_id == 1)))
         ids = (await s.scalar(select(Quiz).order_by(Quiz.id.desc()).limit(1))).question_ids.split(",")
@@ -97,11 +100,11 @@ async def test_live_round_posts_reveals_and_final_standings(drill, publisher, cl
     import asyncio
 
     clock.auto = False
-    round_id = await drill.start_round(HERE, ME, count=2, seconds=20, topic=None)
+    round_id = await drill.rounds.start(HERE, ME, count=2, seconds=20, topic=None)
     assert isinstance(round_id, int)
-    busy = await drill.start_round(HERE, OTHER, count=2, seconds=20, topic=None)
+    busy = await drill.rounds.start(HERE, OTHER, count=2, seconds=20, topic=None)
     assert "already running" in busy.plain()
-    task = asyncio.create_task(drill.play_round(round_id, HERE, publisher))
+    task = asyncio.create_task(drill.rounds.play(round_id, HERE, publisher))
 
     for number in (1, 2):
         while clock.sleepers == 0:  # the question is up and the timer runs
@@ -122,4 +125,4 @@ async def test_live_round_posts_reveals_and_final_standings(drill, publisher, cl
     assert len(reveals) == 2 and all("1 answered · 100% correct" in m.plain() for m in reveals)
     # results after each question go into that question's thread
     assert sum("after question" in (m.title or "") for _, m, t in publisher.posts if t) == 2
-    assert isinstance(await drill.start_round(HERE, OTHER, count=1, seconds=10, topic=None), int)
+    assert isinstance(await drill.rounds.start(HERE, OTHER, count=1, seconds=10, topic=None), int)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from bot.core.actions import Action, Verb
 from bot.core.identity import Where, Who
 from bot.core.posts import order_of
+from bot.core.topics import UnknownTopicError
 from bot.storage.models import Post, Streak
 
 WHERE = Where("slack", "T1", "C1", "drills")
@@ -72,7 +74,7 @@ async def test_streaks_count_consecutive_correct_daily_posts(drill, publisher, c
     async with drill.db.read() as s:
         rows = {r.member_id: (r.current, r.best) for r in await s.scalars(select(Streak))}
     assert sorted(rows.values()) == [(0, 1), (4, 4)]
-    stats = await drill.stats(who(1), WHERE)
+    stats = await drill.practice.stats(who(1), WHERE)
     assert "streak **4** (best 4)" in stats.plain()
 
 
@@ -94,5 +96,5 @@ async def test_topic_filtered_pool_and_unknown_topic(drill, publisher):
         async with drill.db.read() as s:
             q = drill.library[(await s.get(Post, posted.post_id)).question_id]
         assert q.topic == "autograd"
-    msg = await drill.quiz(who(1), topic="quantum", count=5, difficulty=None)
-    assert "unknown topic 'quantum'" in msg.plain() and "autograd" in msg.plain()
+    with pytest.raises(UnknownTopicError, match=r"unknown topic 'quantum'.*autograd"):
+        await drill.practice.quiz(who(1), topic="quantum", count=5, difficulty=None)

@@ -20,8 +20,9 @@ from bot.core.identity import Where, Who
 from bot.core.messages import Message
 from bot.core.publisher import Publisher
 from bot.core.runs import clean_code
-from bot.core.service import USER_ERRORS, Drill
+from bot.core.service import Drill
 from bot.core.tasks import BackgroundTasks
+from bot.core.user_errors import USER_ERRORS
 from bot.observability.metrics import observe_interaction
 
 if TYPE_CHECKING:
@@ -175,37 +176,37 @@ class CommandDesk:
     # ---- handlers ------------------------------------------------------------------------
     async def _quiz(self, caller: Caller, r: Request) -> Message:
         v = r.values
-        return await self.drill.quiz(
+        return await self.drill.practice.quiz(
             caller.who, topic=v["topic"], count=v["count"], difficulty=v["difficulty"]  # type: ignore[arg-type]
         )
 
     async def _review(self, caller: Caller, r: Request) -> Message:
-        return await self.drill.review(caller.who, count=r.values["count"])  # type: ignore[arg-type]
+        return await self.drill.practice.review(caller.who, count=r.values["count"])  # type: ignore[arg-type]
 
     async def _round(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
         count, seconds = int(r.values["count"]), int(r.values["seconds"])  # type: ignore[call-overload]
-        started = await self.drill.start_round(
+        started = await self.drill.rounds.start(
             caller.where, caller.who, count=count, seconds=seconds, topic=r.values["topic"],  # type: ignore[arg-type]
         )
         if isinstance(started, Message):
             return started
-        self.tasks.spawn(self.drill.play_round(started, caller.where, self.publisher), f"round {started}")
+        self.tasks.spawn(self.drill.rounds.play(started, caller.where, self.publisher), f"round {started}")
         return replies.round_started(count, seconds)
 
     async def _stats(self, caller: Caller, r: Request) -> Message:
-        return await self.drill.stats(caller.who, caller.where)
+        return await self.drill.practice.stats(caller.who, caller.where)
 
     async def _leaderboard(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
         v = r.values
-        return await self.drill.leaderboard(
+        return await self.drill.boards.leaderboard(
             caller.who, caller.where, scope=v["scope"], period=v["period"], group=v["group"],  # type: ignore[arg-type]
             workspace_word=caller.words.workspace,
         )
 
     async def _group(self, caller: Caller, r: Request) -> Message:
-        return await self.drill.group(caller.who, r.values["action"], r.values["name"])  # type: ignore[arg-type]
+        return await self.drill.boards.group(caller.who, r.values["action"], r.values["name"])  # type: ignore[arg-type]
 
     async def _daily_schedule(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
