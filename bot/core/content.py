@@ -40,12 +40,50 @@ class Kind(StrEnum):
     DEEP_DIVE = "deep_dive"
 
 
-class FieldError(ValueError):
-    """A cross-field rule broken by one field, so the loader can point at that field's line."""
+class Check(StrEnum):
+    """How CI verifies an executable MCQ's key by running its snippet."""
 
-    def __init__(self, field_name: str, message: str) -> None:
-        self.field_name = field_name
+    STDOUT = "stdout"  # the last printed line is the keyed choice
+    RAISES_AT = "raises_at"  # the keyed choice names the line that raises
+
+
+RUNS_CLEAN = "It runs without an error"
+_LINE_CHOICE_RE = re.compile(r"^Line (\d+)\b")
+
+
+def choice_line(choice: str) -> int | None:
+    """N for a raises_at choice "Line N…", None for RUNS_CLEAN (or anything else)."""
+    match = _LINE_CHOICE_RE.match(choice)
+    return int(match.group(1)) if match else None
+
+
+def printed_form(choice: str) -> str:
+    """A stdout choice as printed: stripped, with one surrounding pair of backticks removed."""
+    text = choice.strip()
+    if len(text) >= 2 and text.startswith("`") and text.endswith("`"):
+        text = text[1:-1]
+    return text.strip()
+
+
+class FieldError(ValueError):
+    """A cross-field rule broken by one field, so the loader can point at that field's line.
+
+    ``field_name`` may be a path such as ``("choices", 2)`` to point inside a list.
+    """
+
+    def __init__(self, field_name: str | tuple[str | int, ...], message: str) -> None:
+        self.path = field_name if isinstance(field_name, tuple) else (field_name,)
+        self.field_name = self.path[0]
         super().__init__(message)
+
+
+class Choice(BaseModel):
+    """The object form of an MCQ choice: its text and, for a distractor, why it is wrong."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: Text
+    why_not: Text | None = None
 
 
 class Snippet(BaseModel):
@@ -63,6 +101,10 @@ class Snippet(BaseModel):
     expect: list[str] = Field(
         default_factory=list, description="strings that must appear in stdout, in this order"
     )
+    isolate: bool = Field(
+        default=False,
+        description="run in its own interpreter (threads, DDP, multiprocessing), not a warm one",
+    )
 
     @model_validator(mode="after")
     def _reason_when_not_runnable(self) -> Snippet:
@@ -74,6 +116,11 @@ class Snippet(BaseModel):
         """The exact source that is executed: the setup preamble, then the shown code."""
         return f"{self.setup.rstrip()}\n{self.code}" if self.setup else self.code
 
+    @property
+    def setup_lines(self) -> int:
+        """Lines of the hidden preamble: program line L is shown line L - setup_lines."""
+        return self.setup.rstrip().count("\n") + 1 if self.setup else 0
+
 
 class Question(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -84,7 +131,12 @@ class Question(BaseModel):
     topic: str
     difficulty: int = Field(ge=1, le=3)
     prompt: Text
-    choices: list[Text] = Field(default_factory=list)
+    choices: list[Text] = Field(
+        default_factory=list, description="choice texts; YAML may give {text, why_not} objects"
+    )
+    why_not: dict[str, str] = Field(
+        default_factory=dict, description="distractor text -> why it is wrong (from the choices)"
+    )
     answer: Text
     explanation: Text
     code: list[Snippet] = Field(default_factory=list)
@@ -96,6 +148,34 @@ class Question(BaseModel):
         default_factory=list, description="source refs such as '002#17' this question covers"
     )
     tags: list[str] = Field(default_factory=list)
+    check: Check | None = Field(
+        default=None, description="executable key: CI runs the one snippet and checks the key"
+    )
+    twin_of: Slug | None = Field(
+        default=None, description="another version of the same question; never both in a cycle"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise_choices(cls, data: Any) -> Any:
+        """Object choices become their text; their why_not moves to ``why_not``."""
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+            return data
+        texts: list[Any] = []
+        why_not = dict(data.get("why_not") or {}) if isinstance(data.get("why_not"), dict) else {}
+        for index, item in enumerate(data["choices"]):
+            if not isinstance(item, dict):
+                texts.append(item)
+                continue
+            try:
+                choice = Choice.model_validate(item)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise FieldError(("choices", index, *err["loc"]), err["msg"]) from None
+            texts.append(choice.text)
+            if choice.why_not:
+                why_not[choice.text] = choice.why_not
+        return {**data, "choices": texts, "why_not": why_not}
 
     @model_validator(mode="after")
     def _check_kind(self) -> Question:
@@ -108,9 +188,48 @@ class Question(BaseModel):
                 raise FieldError("answer", "the mcq answer is not among its choices")
             if len(set(self.choices)) != len(self.choices):
                 raise FieldError("choices", "the mcq has duplicate choices")
+            if self.answer in self.why_not:
+                raise FieldError(("choices", self.answer_index),
+                                 "the keyed choice must not have a why_not")
+            stray = [t for t in self.why_not if t not in self.choices]
+            if stray:
+                raise FieldError("why_not", f"why_not for a text that is not a choice: {stray[0]!r}")
         elif self.choices:
             raise FieldError("choices", f"a {self.kind.value} has no choices")
+        if self.check is not None:
+            self._check_executable()
+        if self.twin_of == self.id:
+            raise FieldError("twin_of", "a question cannot be its own twin")
         return self
+
+    def _check_executable(self) -> None:
+        """An executable key: one runnable snippet, and choices of the form the check compares."""
+        if self.kind is not Kind.MCQ:
+            raise FieldError("check", "only an mcq can have an executable key")
+        if len(self.code) != 1 or not self.code[0].runnable:
+            raise FieldError("code", f"check: {self.check.value} needs exactly one runnable snippet")
+        if self.check is Check.STDOUT:
+            printed = [printed_form(c) for c in self.choices]
+            if len(set(printed)) != len(printed):
+                raise FieldError("choices", "two choices print the same text once backticks are removed")
+            return
+        n_lines = self.code[0].code.rstrip().count("\n") + 1
+        seen: dict[int | None, int] = {}
+        for index, choice in enumerate(self.choices):
+            line = choice_line(choice)
+            if line is None and choice != RUNS_CLEAN:
+                raise FieldError(("choices", index),
+                                 f"a raises_at choice is 'Line N…' or exactly {RUNS_CLEAN!r}")
+            if line is not None and not 1 <= line <= n_lines:
+                raise FieldError(("choices", index), f"line {line} is outside the snippet (1-{n_lines})")
+            if line in seen:
+                raise FieldError(("choices", index), f"two choices name line {line}")
+            seen[line] = index
+
+    @property
+    def shown_snippet(self) -> Snippet | None:
+        """The snippet shown with the question itself (executable MCQs), not only in the answer."""
+        return self.code[0] if self.check is not None and self.code else None
 
     @property
     def answer_index(self) -> int:
@@ -148,6 +267,15 @@ class Bank:
     # question id -> line of the question / of its 'related' key, for library-level problems
     question_lines: dict[str, int] = field(default_factory=dict)
     related_lines: dict[str, int] = field(default_factory=dict)
+    # question id -> its raw YAML mapping (with line marks), so lints can point at any field
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    header_line: int = 1
+
+    def line_of(self, question_id: str, *loc: str | int) -> int:
+        """Line of a field of a question, e.g. ``line_of(qid, "choices", 2, "why_not")``."""
+        default = self.question_lines.get(question_id, 1)
+        raw = self.raw.get(question_id)
+        return _line_of(raw, loc, default) if raw is not None else default
 
 
 @dataclass
@@ -184,6 +312,30 @@ class Library:
     def topics_in_use(self) -> list[str]:
         used = {q.topic for q in self.questions}
         return [t for t in TOPICS if t in used]
+
+    def bank_of(self, question_id: str) -> Bank | None:
+        return next((b for b in self.banks if any(q.id == question_id for q in b.questions)), None)
+
+
+def twin_groups(questions: Iterable[Question]) -> dict[str, frozenset[str]]:
+    """Question id -> every id linked to it by ``twin_of`` (either direction, transitively)."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for q in questions:
+        find(q.id)
+        if q.twin_of:
+            parent[find(q.id)] = find(q.twin_of)
+    groups: dict[str, set[str]] = {}
+    for qid in parent:
+        groups.setdefault(find(qid), set()).add(qid)
+    return {qid: frozenset(groups[find(qid)]) for qid in parent}
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -229,9 +381,9 @@ def _line_of(raw: Any, loc: Iterable[Any], default: int) -> int:
 
 def _error_loc(err: Any) -> tuple[Any, ...]:
     """The error's location, extended by the field a cross-field rule blamed."""
-    loc = tuple(p for p in err["loc"] if not str(p).startswith("function-after"))
+    loc = tuple(p for p in err["loc"] if not str(p).startswith(("function-after", "function-before")))
     cause = err.get("ctx", {}).get("error")
-    return (*loc, cause.field_name) if isinstance(cause, FieldError) else loc
+    return (*loc, *cause.path) if isinstance(cause, FieldError) else loc
 
 
 def _format_error(err: Any) -> str:
@@ -273,6 +425,7 @@ def load_bank(path: Path) -> tuple[Bank | None, list[Problem]]:
         path=path,
         description=header.description,
         source=header.source,
+        header_line=raw.get("__key_lines__", {}).get("bank", 1),
     )
     seen: dict[str, int] = {}
     raw_questions = raw["questions"]
@@ -300,6 +453,7 @@ def load_bank(path: Path) -> tuple[Bank | None, list[Problem]]:
         bank.questions.append(question)
         bank.question_lines[question.id] = line
         bank.related_lines[question.id] = _line_of(raw_q, ("related",), line)
+        bank.raw[question.id] = raw_q
     return bank, problems
 
 
@@ -335,6 +489,11 @@ def load_library(content_dir: Path | None = None, extra_files: Iterable[Path] = 
     library._reindex()
     for bank in library.banks:
         for q in bank.questions:
+            if q.twin_of and q.twin_of not in library:
+                library.problems.append(
+                    Problem(bank.path, bank.line_of(q.id, "twin_of"),
+                            f"{q.id}: twin_of id {q.twin_of!r} does not exist")
+                )
             for rel in q.related:
                 if rel not in library:
                     library.problems.append(
