@@ -18,8 +18,9 @@ def who(n: int) -> Who:
     return Who("discord", "g1", f"u{n}", f"Player {n}")
 
 
-async def answer_post(drill, publisher, where, picks):
-    """picks: {member: True/False}; returns the question difficulty."""
+async def answer_post(drill, publisher, where, picks, *, reveal=True):
+    """picks: {member: True/False}; reveals the post (boards count revealed posts only);
+    returns the question difficulty."""
     posted = await drill.ask(where, publisher, kind="daily")
     async with drill.db.read() as s:
         post = await s.get(Post, posted.post_id)
@@ -30,6 +31,8 @@ async def answer_post(drill, publisher, where, picks):
         drill.clock.advance(1)
         pos = right if ok else (right + 1) % 4
         await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, pos).encode())
+    if reveal:
+        await drill.reveal_post(posted.post_id, where, publisher)
     return q.difficulty
 
 
@@ -54,7 +57,10 @@ async def test_tie_on_points_and_accuracy_goes_to_who_got_there_first(drill, pub
     for n in (5, 3, 4):
         drill.clock.advance(1)
         await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, right).encode())
-    assert names(await drill.boards.leaderboard(who(1), C1)) == ["Player 5", "Player 3", "Player 4"]
+    await drill.reveal_post(posted.post_id, C1, publisher)
+    for period in ("week", "all"):
+        board = await drill.boards.leaderboard(who(1), C1, period=period)
+        assert names(board) == ["Player 5", "Player 3", "Player 4"], period
 
 
 async def test_scopes_channel_workspace_group(drill, publisher):

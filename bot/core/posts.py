@@ -18,6 +18,7 @@ from bot.core.scoring import StreakState, settle_streak
 from bot.core.selection import shuffled_order
 from bot.storage.db import core_connection
 from bot.storage.models import Answer, Channel, Member, Post, Streak
+from bot.storage.scores import credit_post
 
 CHANNEL_KINDS = frozenset({"daily", "round", "now"})
 
@@ -244,6 +245,7 @@ async def reveal(session: AsyncSession, library: Library, clock: Clock, post_id:
     first_time = post.closed_at is None or not post.settled
     if post.closed_at is None:
         post.closed_at = clock.now()
+        await credit_post(session, post.id)  # its points reach the boards now
     question = question_of(library, post)
     await settle_streaks(session, post)
     post.settled = True

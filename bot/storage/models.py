@@ -1,7 +1,9 @@
 """Tables. Names of constraints are explicit so Alembic batch mode works on SQLite.
 
 Answers carry copies of the channel and workspace they belong to: leaderboards read one table
-through covering indexes instead of joining posts at query time.
+through covering indexes instead of joining posts at query time. All-time boards read
+``channel_scores``/``workspace_scores``, totals credited when a post is revealed (so an open
+question never shows on a board); see bot.storage.scores.
 """
 
 from __future__ import annotations
@@ -170,10 +172,47 @@ class Answer(Base):
     answered_at: Mapped[datetime]
     __table_args__ = (
         UniqueConstraint("post_id", "member_id", name="uq_answers_post_member"),
-        Index("ix_answers_channel_time", "channel_id", "answered_at", "member_id", "points", "correct"),
-        Index("ix_answers_workspace_time", "workspace_id", "answered_at", "member_id", "points", "correct"),
+        Index(
+            "ix_answers_channel_time", "channel_id", "answered_at", "member_id", "points", "correct", "post_id"
+        ),
+        Index(
+            "ix_answers_workspace_time", "workspace_id", "answered_at", "member_id", "points", "correct",
+            "post_id",
+        ),
         Index("ix_answers_member_question", "member_id", "question_id", "answered_at"),
     )
+
+
+class ChannelScore(Base):
+    """Revealed points of one member in one channel, all time; see bot.storage.scores."""
+
+    __tablename__ = "channel_scores"
+    channel_id: Mapped[int] = mapped_column(
+        ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True
+    )
+    member_id: Mapped[int] = mapped_column(
+        ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
+    )
+    points: Mapped[int] = mapped_column(Integer, default=0)
+    correct: Mapped[int] = mapped_column(Integer, default=0)
+    answered: Mapped[int] = mapped_column(Integer, default=0)
+    reached_at: Mapped[datetime | None]  # latest scoring answer: the tie-break
+
+
+class WorkspaceScore(Base):
+    """Revealed points of one member in one workspace, all time."""
+
+    __tablename__ = "workspace_scores"
+    workspace_id: Mapped[int] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    member_id: Mapped[int] = mapped_column(
+        ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
+    )
+    points: Mapped[int] = mapped_column(Integer, default=0)
+    correct: Mapped[int] = mapped_column(Integer, default=0)
+    answered: Mapped[int] = mapped_column(Integer, default=0)
+    reached_at: Mapped[datetime | None]
 
 
 class Streak(Base):
