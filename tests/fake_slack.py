@@ -239,6 +239,13 @@ class FakeSlack:
         return {"ok": True, "user": {"id": user.id, "name": user.name, "is_admin": user.admin,
                                      "is_owner": False, "is_primary_owner": False}}
 
+    def m_conversations_open(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The bot's direct-message channel with a user (Slack answers D + an id)."""
+        users = str(data.get("users", ""))
+        if not users or "," in users:
+            return {"ok": False, "error": "invalid_users"}
+        return {"ok": True, "channel": {"id": f"D{users}"}}
+
     def m_files_getUploadURLExternal(self, data: dict[str, Any]) -> dict[str, Any]:
         file_id = f"F{next(self._ids)}"
         return {"ok": True, "file_id": file_id, "upload_url": f"{self.base_url}/upload/{file_id}"}

@@ -35,13 +35,19 @@ def test_positional_and_named_forms_give_the_same_request() -> None:
 
 def test_free_text_takes_the_rest_and_a_trailing_choice_still_counts() -> None:
     assert values("leaderboard", "group month Night Owls") == {
-        "scope": "group", "period": "month", "group": "Night Owls"}
+        "scope": "group", "period": "month", "group": "Night Owls", "chart": False}
     assert values("leaderboard", "group Night Owls month") == {
-        "scope": "group", "period": "month", "group": "Night Owls"}
+        "scope": "group", "period": "month", "group": "Night Owls", "chart": False}
     assert values("leaderboard", 'group:"Night Owls" all') == {
-        "scope": None, "period": "all", "group": "Night Owls"}
+        "scope": None, "period": "all", "group": "Night Owls", "chart": False}
     assert values("group", "create  Night Owls ") == {"action": "create", "name": "Night Owls"}
     assert values("group", "") == {"action": "list", "name": None}
+
+
+def test_a_flag_is_given_by_name() -> None:
+    assert values("leaderboard", "all chart:true")["chart"] is True
+    assert values("leaderboard", "chart:no")["chart"] is False
+    assert values("leaderboard", "chart")["group"] == "chart"  # a bare word is never a flag
 
 
 def test_sub_commands_and_aliases() -> None:
@@ -73,6 +79,7 @@ def test_sub_commands_and_aliases() -> None:
         ("daily", "schedule 09:00 reveal=soon", "reveal_after_hours must be a number (got 'soon')"),
         ("daily", "schedule 09:00 reveal=100", "reveal_after_hours must be between 0.25 and 72 (got 100)"),
         ("group", f"create {'x' * 65}", "name is too long (65 characters; at most 64)"),
+        ("leaderboard", "chart:maybe", "chart is true or false (got 'maybe')"),
     ],
 )
 def test_bad_input_is_refused_naming_the_option(name: str, text: str, message: str) -> None:

@@ -47,6 +47,8 @@ class Attachment:
 
     filename: str
     content: bytes
+    description: str | None = None  # the text alternative (alt text) of an image
+    inline: bool = False  # an image shown in the message itself, e.g. a chart
 
 
 @dataclass

@@ -8,10 +8,12 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from bot.core import groups, progress_views, quizzes
+from bot.core import groups, progress_charts, progress_views, quizzes
 from bot.core.identity import Where, Who, channel_row, member_row
 from bot.core.messages import Message
 from bot.core.stats import member_stats
+
+DEFAULT_TZ = "UTC"
 
 if TYPE_CHECKING:
     from bot.core.service import Drill
@@ -42,4 +44,14 @@ class Practice:
             channel = await channel_row(session, where) if where else None
             st = await member_stats(session, d.library, member.id, channel.id if channel else None)
             member_groups = await groups.groups_of(session, member.id)
-        return progress_views.stats_message(member.display_name, st, member_groups)
+            chart = None
+            if st.answered:
+                tz = channel.timezone if channel else DEFAULT_TZ
+                chart = await progress_charts.stats_chart(
+                    session, d.library, member.id, member.display_name, st, d.clock.now(), tz
+                )
+        message = progress_views.stats_message(member.display_name, st, member_groups)
+        if chart is not None:
+            message.text(chart.alt_text())
+            message.attachments.append(await progress_charts.stats_attachment(chart))
+        return message

@@ -137,6 +137,8 @@ class ConsoleAdapter:
 
     def reply(self, message: Message) -> None:
         self.screen.show(message, public=not message.ephemeral)
+        for path in self.publisher.save_attachments(message, self.publisher.last_ref or "reply:0"):
+            self.screen.say(f"  saved {path}", "dim")
 
     # ---- buttons -------------------------------------------------------------------------
     async def press(self, typed: str) -> None:

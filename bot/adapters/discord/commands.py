@@ -49,6 +49,8 @@ def annotation(option: Option) -> Any:
         if option.minimum is not None and option.maximum is not None:
             return app_commands.Range[float, float(option.minimum), float(option.maximum)]
         return float
+    if option.type is OptionType.BOOL:
+        return bool
     if option.max_length is not None:
         return app_commands.Range[str, 1, option.max_length]
     return str

@@ -92,7 +92,8 @@ def button_view(buttons: list[Button]) -> discord.ui.View | None:
 
 def render_message(message: Message) -> Rendered:
     description = body_text(message)
-    files = [discord.File(io.BytesIO(a.content), filename=a.filename) for a in message.attachments]
+    files = [discord.File(io.BytesIO(a.content), filename=a.filename, description=a.description)
+             for a in message.attachments]
     shown, cut = truncate(description, DESCRIPTION_LIMIT, "… (truncated; full text attached)")
     if cut:
         files.append(discord.File(io.BytesIO(message.plain().encode()), filename=FULL_TEXT_FILE))
@@ -101,7 +102,10 @@ def render_message(message: Message) -> Rendered:
         embed.title = truncate(message.title, TITLE_LIMIT, "…")[0]
     if message.footer:
         embed.set_footer(text=truncate(message.footer, FOOTER_LIMIT, "…")[0])
+    inline = next((a for a in message.attachments if a.inline), None)
     if message.image_url:
         embed.set_image(url=message.image_url)
+    elif inline is not None:  # a chart: shown in the embed, its alt text on the file
+        embed.set_image(url=f"attachment://{inline.filename}")
     content = f"<@{message.mention}>" if message.mention and message.mention.isdigit() else None
     return Rendered([embed], button_view(message.buttons), files, content)

@@ -116,9 +116,27 @@ class Handlers:
         self.publisher = publisher
 
     # ---- replies -------------------------------------------------------------------------
-    async def reply(self, respond: Respond, message: Message, *, public: bool = False) -> None:
+    async def reply(
+        self, respond: Respond, message: Message, *, public: bool = False,
+        who: Who | None = None, where: Where | None = None,
+    ) -> None:
         kind = "in_channel" if public and not message.ephemeral else "ephemeral"
         await respond(response_type=kind, replace_original=False, **render(message))
+        if message.attachments and who is not None:
+            await self.attach(message, who, where if kind == "in_channel" else None)
+
+    async def attach(self, message: Message, who: Who, where: Where | None) -> None:
+        """A response_url cannot carry files: public ones go to the channel, private ones to
+        the member's direct messages with the bot."""
+        try:
+            if where is None:
+                opened = await self.client.conversations_open(users=who.user_id)
+                channel = str(opened["channel"]["id"])
+            else:
+                channel = where.channel_id
+            await self.publisher.inner.upload(Ref(channel, ""), message)
+        except SlackApiError as exc:
+            log.warning("could not attach %d file(s): %s", len(message.attachments), exc.response.get("error"))
 
     async def tell(self, who: Who, where: Where, message: Message, respond: Respond | None) -> None:
         """Private feedback in the channel; else via the response_url, else a DM."""
@@ -164,7 +182,8 @@ class Handlers:
         except Exception:
             log.exception("slack command failed", extra={"command": name})
             message = replies.notice(replies.SORRY)
-        await self.reply(respond, message, public=command is not None and not command.private)
+        await self.reply(respond, message, public=command is not None and not command.private,
+                         who=who_of(body), where=where_of(body))
 
     # ---- buttons -------------------------------------------------------------------------
     async def on_action(self, body: dict[str, Any], respond: Respond) -> None:

@@ -18,7 +18,8 @@ BOT_SCOPES = [
     "chat:write",  # questions, reveals, /run output
     "chat:write.public",  # post in public channels without being invited
     "users:read",  # /daily admin check (users.info)
-    "files:write",  # full /run output as files
+    "files:write",  # full /run output and charts as files
+    "im:write",  # private charts (/stats) go to the member's direct messages with the bot
 ]
 
 

@@ -71,6 +71,7 @@ class SlackPublisher:
         await self.client.files_upload_v2(
             channel=ref.channel,
             thread_ts=ref.root if ref.thread_ts else None,
-            file_uploads=[{"content": a.content, "filename": a.filename, "title": a.filename}
+            file_uploads=[{"content": a.content, "filename": a.filename, "title": a.filename,
+                           **({"alt_txt": a.description} if a.description else {})}
                           for a in message.attachments],
         )

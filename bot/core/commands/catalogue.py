@@ -17,6 +17,7 @@ class OptionType(StrEnum):
     TOPIC = "topic"  # a topic slug or display name; offered with autocomplete
     CHOICE = "choice"  # one of ``choices``
     TEXT = "text"  # free text that may contain spaces (a group name); takes the rest
+    BOOL = "bool"  # by name only: chart:true
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ PERIODS = (
     Choice("month", "this month", aliases=("monthly",)),
     Choice("all", "all time", aliases=("all-time", "alltime")),
 )
-GROUP_ACTIONS = tuple(Choice(a, a) for a in ("create", "join", "leave", "list"))
+GROUP_ACTIONS = tuple(Choice(a, a) for a in ("create", "join", "leave", "list", "stats"))
 
 CATALOGUE: tuple[Command, ...] = (
     Command(
@@ -126,11 +127,12 @@ CATALOGUE: tuple[Command, ...] = (
             Option("period", OptionType.CHOICE, "week, month or all time", choices=PERIODS),
             Option("group", OptionType.TEXT, "study group name (with scope: group)", max_length=64,
                    only_with=("scope", "group")),
+            Option("chart", OptionType.BOOL, "add a chart of the top members' points", default=False),
         ),
         private=False, in_channel_only=True,
     ),
     Command(
-        "group", "Study groups: create, join, leave or list",
+        "group", "Study groups: create, join, leave, list, or stats with a chart",
         options=(
             Option("action", OptionType.CHOICE, "what to do", default="list", choices=GROUP_ACTIONS),
             Option("name", OptionType.TEXT, "group name", max_length=64),

@@ -202,11 +202,17 @@ class CommandDesk:
         v = r.values
         return await self.drill.boards.leaderboard(
             caller.who, caller.where, scope=v["scope"], period=v["period"], group=v["group"],  # type: ignore[arg-type]
-            workspace_word=caller.words.workspace,
+            workspace_word=caller.words.workspace, chart=bool(v["chart"]),
         )
 
     async def _group(self, caller: Caller, r: Request) -> Message:
-        return await self.drill.boards.group(caller.who, r.values["action"], r.values["name"])  # type: ignore[arg-type]
+        action, name = r.values["action"], r.values["name"]
+        if action == "stats":
+            if not name:
+                return replies.notice(f"{caller.words.command('group')} stats needs a group name.")
+            assert caller.where is not None
+            return await self.drill.boards.group_stats(caller.who, caller.where, str(name))
+        return await self.drill.boards.group(caller.who, action, name)  # type: ignore[arg-type]
 
     async def _daily_schedule(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None

@@ -16,6 +16,8 @@ from bot.core.commands.catalogue import Command, Option, OptionType
 from bot.core.topics import UnknownTopicError, normalize_topic
 
 _NAMED = re.compile(r"^([a-z_]+)[:=](.*)$", re.DOTALL)
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
 _NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)$")
 
 
@@ -47,7 +49,7 @@ def _choice_value(option: Option, word: str) -> str | None:
 def _accepts(option: Option, word: str) -> bool:
     if option.type is OptionType.CHOICE:
         return _choice_value(option, word) is not None
-    return not option.numeric
+    return not option.numeric and option.type is not OptionType.BOOL
 
 
 def validate_value(option: Option, raw: object) -> object:
@@ -65,6 +67,14 @@ def validate_value(option: Option, raw: object) -> object:
             value = float(str(raw).strip())
         except ValueError:
             raise OptionError(f"{name} must be a number (got {raw!r})") from None
+    elif option.type is OptionType.BOOL:
+        word = str(raw).strip().lower()
+        if isinstance(raw, bool):
+            value = raw
+        elif word in TRUE_WORDS or word in FALSE_WORDS:
+            value = word in TRUE_WORDS
+        else:
+            raise OptionError(f"{name} is true or false (got {raw!r})")
     elif option.type is OptionType.CHOICE:
         value = _choice_value(option, str(raw))
         if value is None:

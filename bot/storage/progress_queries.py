@@ -1,0 +1,68 @@
+"""Reads behind the progress charts: answer times, settled points, cards, group members."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import case, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.storage.models import Answer, GroupMember, Member, Post, SrsCard
+
+
+async def answer_times(session: AsyncSession, member_ids: list[int], since: datetime) -> list[tuple[int, datetime]]:
+    rows = await session.execute(
+        select(Answer.member_id, Answer.answered_at)
+        .where(Answer.member_id.in_(member_ids), Answer.answered_at >= since)
+    )
+    return [(m, t) for m, t in rows]
+
+
+async def settled_points(
+    session: AsyncSession, member_ids: list[int], since: datetime | None, *,
+    channel_id: int | None = None, workspace_id: int | None = None,
+) -> list[tuple[int, datetime, int]]:
+    """Points of answers whose post is revealed: an open question shows nothing on a board."""
+    query = (
+        select(Answer.member_id, Answer.answered_at, Answer.points)
+        .join(Post, Post.id == Answer.post_id)
+        .where(Answer.member_id.in_(member_ids), Answer.points > 0, Post.settled.is_(True))
+    )
+    if since is not None:
+        query = query.where(Answer.answered_at >= since)
+    if channel_id is not None:
+        query = query.where(Answer.channel_id == channel_id)
+    if workspace_id is not None:
+        query = query.where(Answer.workspace_id == workspace_id)
+    return [(m, t, p) for m, t, p in await session.execute(query)]
+
+
+async def cards_of(session: AsyncSession, member_id: int) -> list[tuple[str, str]]:
+    rows = await session.execute(select(SrsCard.question_id, SrsCard.state).where(SrsCard.member_id == member_id))
+    return [(q, s) for q, s in rows]
+
+
+async def topic_accuracy(
+    session: AsyncSession, *, member_ids: list[int] | None = None, channel_id: int | None = None
+) -> dict[str, float]:
+    query = select(Answer.topic, func.sum(case((Answer.correct, 1), else_=0)), func.count()).group_by(Answer.topic)
+    if member_ids is not None:
+        query = query.where(Answer.member_id.in_(member_ids))
+    if channel_id is not None:
+        query = query.where(Answer.channel_id == channel_id)
+    return {topic: int(c or 0) / n for topic, c, n in await session.execute(query) if n}
+
+
+async def group_members(session: AsyncSession, group_id: int) -> list[tuple[int, str]]:
+    rows = await session.execute(
+        select(Member.id, Member.display_name)
+        .join(GroupMember, GroupMember.member_id == Member.id)
+        .where(GroupMember.group_id == group_id)
+        .order_by(Member.display_name)
+    )
+    return [(i, n) for i, n in rows]
+
+
+async def names_of(session: AsyncSession, member_ids: list[int]) -> dict[int, str]:
+    rows = await session.execute(select(Member.id, Member.display_name).where(Member.id.in_(member_ids)))
+    return dict(rows.tuples().all())
