@@ -221,3 +221,15 @@ async def test_a_runner_that_cannot_start_is_reported(
 def test_attachment_folder_follows_the_sqlite_file(tmp_path: Path) -> None:
     assert files_dir_for(f"sqlite+aiosqlite:///{tmp_path}/x.db") == tmp_path / "playground-files"
     assert files_dir_for("postgresql+asyncpg://u@h/db") == Path("data/playground-files")
+
+
+async def test_stats_saves_the_chart_and_prints_its_path(
+    console: ConsoleAdapter, term: Term, tmp_path: Path
+) -> None:
+    await say(console, term, "today")
+    await say(console, term, "a")
+    shown = await say(console, term, "stats")
+    assert "Active on 1 of the last 84 days" in " ".join(shown.split())
+    [saved] = list((tmp_path / "files").glob("*stats.png"))
+    assert str(saved) in shown.replace("\n", "")
+    assert saved.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
