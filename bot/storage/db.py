@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +181,68 @@ def head_revision() -> str | None:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+class UnknownRevisionError(ValueError):
+    """A revision that is not in the migration history."""
+
+
+@dataclass(frozen=True)
+class Migrated:
+    """What ``migrate_to`` did: the revisions before and after, and the direction taken."""
+
+    before: str | None
+    after: str | None
+    direction: str  # upgraded | downgraded | unchanged
+
+    def describe(self, where: str) -> str:
+        name = {None: "base"}
+        before, after = name.get(self.before, self.before), name.get(self.after, self.after)
+        if self.direction == "unchanged":
+            return f"{where} is already at revision {after}"
+        return f"{self.direction} {where} from {before} to {after}"
+
+
+def revisions() -> list[str]:
+    """Every revision, oldest first (the history is linear)."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return [r.revision for r in reversed(list(script.walk_revisions()))]
+
+
+def migrate_to(url: str, revision: str = "head") -> Migrated:
+    """Upgrade or downgrade to ``revision`` (``head``, ``base`` or an id); synchronous."""
+    from alembic import command
+
+    history = revisions()
+    target = {"head": history[-1] if history else None, "base": None}.get(revision, revision)
+    if target is not None and target not in history:
+        known = ", ".join(["base", *history, "head"])
+        raise UnknownRevisionError(f"unknown revision {revision!r}; known: {known}")
+    if url.startswith("sqlite"):
+        _prepare_sqlite_file(url)
+    before = asyncio.run(_revision_of(url))
+    position = {rev: i for i, rev in enumerate(history)}
+    now_at, goal = position.get(before, -1), position.get(target, -1)  # type: ignore[arg-type]
+    cfg = alembic_config(url)
+    if goal > now_at:
+        command.upgrade(cfg, target or "head")
+        direction = "upgraded"
+    elif goal < now_at:
+        command.downgrade(cfg, target or "base")
+        direction = "downgraded"
+    else:
+        direction = "unchanged"
+    return Migrated(before, asyncio.run(_revision_of(url)), direction)
+
+
+async def _revision_of(url: str) -> str | None:
+    db = Database(url)
+    try:
+        return await db.schema_revision()
+    finally:
+        await db.dispose()
 
 
 def migrate(url: str, revision: str = "head") -> None:

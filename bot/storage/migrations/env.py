@@ -12,6 +12,24 @@ from bot.storage.models import Base
 
 config = context.config
 target_metadata = Base.metadata
+if config.config_file_name is not None and config.attributes.get("connection") is None:
+    from logging.config import fileConfig
+
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
+
+
+def _url() -> str:
+    """The ini's sqlalchemy.url, else DATABASE_URL (plain `alembic` from the checkout)."""
+    url = config.get_main_option("sqlalchemy.url")
+    if not url:
+        from bot.config import get_settings
+
+        url = get_settings().database_url
+    if url.startswith("sqlite"):
+        from bot.storage.db import _prepare_sqlite_file
+
+        _prepare_sqlite_file(url)
+    return url
 
 
 def _configure(connection: Any) -> None:
@@ -26,7 +44,7 @@ def _configure(connection: Any) -> None:
 
 
 async def _run_async() -> None:
-    engine = create_async_engine(config.get_main_option("sqlalchemy.url"))
+    engine = create_async_engine(_url())
     async with engine.connect() as connection:
         await connection.run_sync(_configure)
     await engine.dispose()
@@ -42,7 +60,7 @@ def run_migrations_online() -> None:
 
 if context.is_offline_mode():
     context.configure(
-        url=config.get_main_option("sqlalchemy.url"),
+        url=_url(),
         target_metadata=target_metadata,
         literal_binds=True,
         render_as_batch=True,
