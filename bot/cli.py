@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.config import ConfigError, get_settings
-from bot.core.content import Kind, load_library
+from bot.core.content import Kind, Library, Problem, load_library
+from bot.core.topics import TOPICS
 
 app = typer.Typer(help="torchdrill: daily PyTorch interview drills for Discord and Slack.", no_args_is_help=True)
 content_app = typer.Typer(help="Validate, import and count question banks.", no_args_is_help=True)
@@ -24,30 +25,64 @@ err_console = Console(stderr=True)
 def content_check(
     files: list[Path] = typer.Argument(None, help="bank files to check (default: every bank in the content dir)"),
     content_dir: Path = typer.Option(None, help="directory of banks"),
+    run: bool = typer.Option(False, "--run", help="also run every snippet and executable key"),
+    warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="print warnings"),
+    workers: int = typer.Option(2, help="warm interpreters for --run"),
 ) -> None:
-    """Validate banks; print `path:line: problem` for each problem and exit 1 if there are any."""
+    """Validate banks and their content rules; print `path:line: problem`; exit 1 on any error."""
+    from bot.core.lint import lint_library
+
     settings = get_settings()
     directory = content_dir or settings.content_dir
     if files:
         library = load_library(directory / "__none__", extra_files=files)
     else:
         library = load_library(directory, extra_files=settings.extra_banks)
-    for problem in library.problems:
-        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    problems = [*library.problems, *lint_library(library)]
+    if run:
+        problems.extend(_run_problems(library, workers))
+    errors = [p for p in problems if not p.warning]
+    for problem in problems:
+        if warnings or not problem.warning:
+            err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
     n_banks = len(library.banks)
-    if library.problems:
-        err_console.print(f"{len(library.problems)} problem(s); {len(library.skipped)} bank(s) skipped")
+    n_warnings = len(problems) - len(errors)
+    if errors:
+        err_console.print(f"{len(errors)} problem(s), {n_warnings} warning(s); "
+                          f"{len(library.skipped)} bank(s) skipped")
         raise typer.Exit(code=1)
     if n_banks == 0:
         err_console.print(f"no banks found in {directory}")
         raise typer.Exit(code=1)
-    console.print(f"ok: {n_banks} bank(s), {len(library)} questions")
+    ran = " (snippets and keys run)" if run else ""
+    console.print(f"ok: {n_banks} bank(s), {len(library)} questions, {n_warnings} warning(s){ran}")
+
+
+def _run_problems(library: Library, workers: int) -> list[Problem]:
+    """Run every runnable snippet in warm interpreters; a wrong key or failing run is an error."""
+    from bot.core.keys import snippet_failures
+    from bot.snippet_pool import run_all
+
+    jobs = [(bank, q, i) for bank in library.banks for q in bank.questions
+            for i, s in enumerate(q.code) if s.runnable]
+    outcomes = run_all([q.code[i] for _, q, i in jobs], workers=workers)
+    problems = []
+    for (bank, q, i), outcome in zip(jobs, outcomes, strict=True):
+        for failure in snippet_failures(q, i, outcome):
+            problems.append(Problem(bank.path, bank.line_of(q.id, "code", i), failure))
+    return problems
 
 
 @content_app.command("stats")
 def content_stats(content_dir: Path = typer.Option(None, help="directory of banks")) -> None:
-    """Counts per bank, kind, topic and difficulty, runnable snippets, and source coverage."""
+    """Counts per bank, kind, topic and difficulty, balance figures, targets and coverage."""
     from bot.core.coverage import source_coverage
+    from bot.core.lint import (
+        KEY_LENGTH_MAX_RATIO,
+        KEY_LONGEST_MAX_SHARE,
+        bank_figures,
+        library_targets,
+    )
 
     settings = get_settings()
     library = load_library(content_dir or settings.content_dir, extra_files=settings.extra_banks)
@@ -67,11 +102,38 @@ def content_stats(content_dir: Path = typer.Option(None, help="directory of bank
     table("Questions per kind", Counter(q.kind.value for q in questions))
     table("Questions per topic", Counter(q.topic for q in questions))
     table("Questions per difficulty", Counter(str(q.difficulty) for q in questions))
+    t = Table(title="MCQs per bank")
+    for col in ("bank", "mcqs", "hard", "exec", "key longest", "key/other len", "abs. tells"):
+        t.add_column(col, justify="right")
+    for bank in library.banks:
+        fig = bank_figures(bank.questions)
+        if not fig.mcqs:
+            continue
+        mcqs = [q for q in bank.questions if q.kind is Kind.MCQ]
+        t.add_row(bank.id, str(fig.mcqs), str(sum(q.difficulty == 3 for q in mcqs)),
+                  str(sum(q.check is not None for q in mcqs)),
+                  f"{fig.key_longest_share:.0%} (max {KEY_LONGEST_MAX_SHARE:.0%})",
+                  f"{fig.key_length_ratio:.2f} (max {KEY_LENGTH_MAX_RATIO})",
+                  f"{fig.absolute_flagged} ({fig.absolute_share:.0%})")
+    console.print(t)
+    t = Table(title="MCQs per topic")
+    for col in ("topic", "mcqs", "flashcards"):
+        t.add_column(col, justify="right")
+    for topic in TOPICS:
+        t.add_row(topic, str(sum(q.topic == topic and q.kind is Kind.MCQ for q in questions)),
+                  str(sum(q.topic == topic and q.kind is Kind.FLASHCARD for q in questions)))
+    console.print(t)
     snippets = [s for q in questions for s in q.code]
     runnable = sum(s.runnable for s in snippets)
     console.print(f"snippets: {len(snippets)} ({runnable} runnable, {len(snippets) - runnable} not runnable)")
     console.print(f"total: {len(questions)} questions in {len(library.banks)} banks "
                   f"({sum(q.kind is Kind.MCQ for q in questions)} mcq)")
+    t = Table(title="Targets (issue 15)")
+    for col in ("target", "now", "met"):
+        t.add_column(col)
+    for target in library_targets(library):
+        t.add_row(target.name, target.value, "yes" if target.met else "NO")
+    console.print(t)
     t = Table(title="Source coverage")
     for col in ("source", "source questions", "covered", "missing"):
         t.add_column(col)

@@ -81,13 +81,13 @@ def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[st
     returncode, error, line = 0, None, None
     started = time.monotonic()
     try:
-        exec(compile(program, script, "exec"), namespace)  # noqa: S102 - bank snippets are ours
+        exec(compile(program, script, "exec"), namespace)  # bank snippets are our own code
     except SystemExit as exc:
         code = exc.code
         returncode = code if isinstance(code, int) else (0 if code is None else 1)
         if code is not None and not isinstance(code, int):
             print(code, file=sys.stderr)
-    except BaseException as exc:  # noqa: BLE001 - report whatever the snippet raised
+    except BaseException as exc:  # report whatever the snippet raised
         returncode = 1
         error = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:300]
         line = _deepest_line(exc, script)
@@ -104,7 +104,7 @@ def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[st
     _restore(baseline, workdir)
     try:
         _reset_torch(torch_state)
-    except Exception:  # noqa: BLE001 - an unresettable state retires the worker
+    except Exception:  # an unresettable state retires the worker
         dirty = True
     with open(out_path, encoding="utf-8", errors="replace") as fh:
         stdout = fh.read()

@@ -116,4 +116,4 @@ def test_check_without_arguments_uses_the_content_dir(tmp_path: Path) -> None:
     assert f"{tmp_path / 'dup.yaml'}:{line_of(tmp_path / 'dup.yaml', '- id: dup-same', 2)}:" in (
         result.output
     )
-    assert "1 problem(s); 1 bank(s) skipped" in result.output
+    assert "1 problem(s), 0 warning(s); 1 bank(s) skipped" in result.output

@@ -251,9 +251,10 @@ class Problem:
     path: Path
     line: int
     message: str
+    warning: bool = False  # content lints may only warn; schema problems are always errors
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        return f"{self.path}:{self.line}: {'warning: ' if self.warning else ''}{self.message}"
 
 
 @dataclass

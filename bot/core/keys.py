@@ -92,7 +92,6 @@ def _raises_at_failures(question: Question, snippet: Snippet, outcome: Outcome) 
     if outcome.error is None:
         if outcome.returncode != 0:
             return [f"{prefix} the snippet {outcome.happened(snippet)}"]
-        actual = RUNS_CLEAN
         if question.answer != RUNS_CLEAN:
             return [f"{prefix} keyed {question.answer!r} but the snippet ran without an error"]
         return []
