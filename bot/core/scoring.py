@@ -46,8 +46,9 @@ class StreakState:
 def settle_streak(
     state: StreakState, *, post_id: int, previous_post_id: int | None, correct: bool
 ) -> StreakState:
-    """New streak after a revealed daily post. Idempotent for the same post."""
-    if state.last_post_id == post_id:
+    """New streak after a revealed daily post. Idempotent for the same post, and an older post
+    revealed late (a longer reveal delay) cannot rewrite a streak a newer one already settled."""
+    if state.last_post_id is not None and post_id <= state.last_post_id:
         return state
     if not correct:
         return StreakState(0, state.best, state.last_post_id)
