@@ -71,18 +71,21 @@ class Drill:
         return outcome
 
     async def _dispatch(self, who: Who, action: Action) -> Outcome:
-        async with self.db.write() as session:
-            if action.verb is Verb.PICK:
-                return await record_pick(session, self.library, self.clock, who, action.post_id, action.arg)
-            if action.verb is Verb.SHOW:
-                return await show_answer(session, self.library, self.clock, who, action.post_id)
-            if action.verb is Verb.GRADE:
-                return await record_grade(session, self.library, self.clock, who, action.post_id, action.arg)
-            if action.verb is Verb.NEXT:
-                msg = await quizzes.next_question(session, self.library, self.clock, who, action.post_id)
-                return Outcome(msg, action.post_id)
-            msg = await quizzes.stop(session, self.clock, who, action.post_id)
+        # retried whole through a database restart; every verb is idempotent
+        return await self.db.transaction(lambda session: self._in_transaction(session, who, action))
+
+    async def _in_transaction(self, session: AsyncSession, who: Who, action: Action) -> Outcome:
+        if action.verb is Verb.PICK:
+            return await record_pick(session, self.library, self.clock, who, action.post_id, action.arg)
+        if action.verb is Verb.SHOW:
+            return await show_answer(session, self.library, self.clock, who, action.post_id)
+        if action.verb is Verb.GRADE:
+            return await record_grade(session, self.library, self.clock, who, action.post_id, action.arg)
+        if action.verb is Verb.NEXT:
+            msg = await quizzes.next_question(session, self.library, self.clock, who, action.post_id)
             return Outcome(msg, action.post_id)
+        msg = await quizzes.stop(session, self.clock, who, action.post_id)
+        return Outcome(msg, action.post_id)
 
     # ---- channel questions ---------------------------------------------------------------
     async def ask(

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event, inspect
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -32,6 +33,38 @@ from bot.storage import sqlite_inline
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 WRITE_LOCK_WAIT_S = 30.0  # how long a write waits for another process's SQLite write lock
+RETRY_BUDGET_S = 10.0  # how long a transaction is retried through connection loss (a restart)
+RETRY_FIRST_DELAY_S = 0.05
+RETRY_MAX_DELAY_S = 1.0
+# serialization failure, deadlock, admin shutdown, crash shutdown, cannot connect now,
+# and the connection exception class
+TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A failure a retry of the whole transaction can cure: the connection or the server
+    went away (restart, failover) or PostgreSQL aborted it for serialization."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, DBAPIError) and e.connection_invalidated:
+            return True
+        state = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)
+        if isinstance(state, str) and (state in TRANSIENT_SQLSTATES or state.startswith("08")):
+            return True
+        if isinstance(e, (ConnectionError, TimeoutError)) or type(e).__name__ in {
+            "ConnectionDoesNotExistError", "CannotConnectNowError", "ConnectionFailureError",
+        }:
+            return True
+        todo += [e.__cause__, e.__context__, getattr(e, "orig", None)]
+    return False
 
 
 class NotMigratedError(RuntimeError):
@@ -111,6 +144,33 @@ class Database:
             finally:
                 await session.close()
             self.id_cache.update(new_ids)  # only ids whose rows were committed
+
+    async def transaction(
+        self, work: Callable[[AsyncSession], Awaitable[T]], *, budget_s: float = RETRY_BUDGET_S
+    ) -> T:
+        """Run ``work`` in a write transaction; on a transient error run all of it again.
+
+        ``work`` must be safe to repeat: a retry after a commit whose acknowledgement was lost
+        finds its own rows (the answer path reports "already answered" with the same choice).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + budget_s
+        delay = RETRY_FIRST_DELAY_S
+        attempt = 1
+        while True:
+            try:
+                async with self.write() as session:
+                    return await work(session)
+            except Exception as exc:
+                if not is_transient(exc) or loop.time() + delay > deadline:
+                    raise
+                log.warning(
+                    "database unavailable (%s), retrying the transaction (attempt %d)",
+                    type(exc).__name__, attempt + 1,
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_DELAY_S)
+            attempt += 1
 
     async def _begin_write(self) -> AsyncSession:
         """Start the transaction; on SQLite take the write lock now, waiting without blocking."""
