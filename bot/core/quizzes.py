@@ -13,7 +13,7 @@ from bot.core.content import Library, Question
 from bot.core.identity import Who, member_row
 from bot.core.messages import Message
 from bot.core.posts import PostLike, create_post, order_of, question_of
-from bot.core.selection import pool
+from bot.core.selection import pool, without_twins
 from bot.storage.models import Answer, Post, Quiz
 
 
@@ -79,7 +79,7 @@ async def start_quiz(
     old = [q for q in candidates if q.id in seen]
     rng.shuffle(fresh)
     rng.shuffle(old)
-    chosen = (fresh + old)[:count]
+    chosen = without_twins(fresh + old)[:count]  # never two versions of one question
     return await _start(session, library, clock, who, "quiz", chosen, topic)
 
 

@@ -48,6 +48,8 @@ def question_message(
 ) -> Message:
     msg = Message(title=question_header(question, kind, progress), ephemeral=ephemeral)
     msg.text(question.prompt)
+    if question.shown_snippet is not None:  # "what does this print?" needs the code to answer
+        msg.code(question.shown_snippet.code)
     if question.kind is Kind.MCQ:
         msg.text(choice_lines(question, order))
         msg.buttons = [
@@ -67,10 +69,25 @@ def question_message(
 
 def explanation_blocks(msg: Message, question: Question, *, with_code: bool = True) -> Message:
     msg.text(f"**Why:** {question.explanation}")
-    if with_code:
-        for snippet in question.code[:2]:
+    if with_code:  # the snippet shown with the question is not repeated
+        for snippet in [s for s in question.code if s is not question.shown_snippet][:2]:
             msg.code(snippet.code)
     return msg
+
+
+def why_not_line(question: Question, order: Sequence[int], original_choice: int) -> str | None:
+    """Why the picked distractor is wrong, labelled with the letter the member saw."""
+    why = question.why_not.get(question.choices[original_choice])
+    if why is None:
+        return None
+    pos = list(order).index(original_choice) if original_choice in order else original_choice
+    return f"**Why not {LETTERS[pos]}:** {why}"
+
+
+def why_not_list(question: Question) -> str | None:
+    """Every distractor with its reason, for the reveal thread."""
+    lines = [f"• {c} — {question.why_not[c]}" for c in question.choices if c in question.why_not]
+    return "**Why not the others:**\n" + "\n".join(lines) if lines else None
 
 
 def nav_buttons(post_id: int, has_next: bool) -> list[Button]:
@@ -111,6 +128,9 @@ def answer_feedback(
     else:
         msg.title = "❌ Not quite"
         msg.text(f"You picked {mine}")
+        why_not = why_not_line(question, order, original_choice)
+        if why_not:
+            msg.text(why_not)
         if reveal_now:
             msg.text(f"The answer is {picked_text(question, order, question.answer_index)}")
     if streak:
@@ -154,6 +174,8 @@ def reveal_message(post_id: int, question: Question, order: Sequence[int], facts
                    *, kind: str) -> Message:
     msg = Message(title=question_header(question, kind) + " · answer")
     msg.text(question.prompt)
+    if question.shown_snippet is not None:
+        msg.code(question.shown_snippet.code)
     lines = []
     for pos, orig in enumerate(order):
         mark = "✅" if orig == question.answer_index else "▫️"
@@ -171,6 +193,9 @@ def explanation_message(question: Question, related: Sequence[Question] = ()) ->
     """Posted in the question's thread at the reveal; ``related`` are the questions to go deeper."""
     msg = Message(title="Explanation")
     explanation_blocks(msg, question)
+    others = why_not_list(question)
+    if others:
+        msg.text(others)
     if related:
         msg.text("**Go deeper** (in /quiz and /review):\n" + "\n".join(f"• {q.prompt}" for q in related[:3]))
     return msg

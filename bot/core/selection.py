@@ -1,4 +1,8 @@
-"""Choosing questions: a channel never sees a repeat until its pool is exhausted."""
+"""Choosing questions: a channel never sees a repeat until its pool is exhausted.
+
+Twins (``twin_of``: two versions of one question, e.g. a deep dive and its interview twin)
+count as one question: once one is served in a cycle, the others wait for the next cycle.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.core.content import Kind, Library, Question
+from bot.core.content import Kind, Library, Question, twin_groups
 from bot.core.topics import normalize_topic
 from bot.storage.models import Served
 from bot.storage.upsert import dialect_insert
@@ -68,7 +72,9 @@ async def next_for_channel(
             )
         )
     )
-    remaining = [q for q in candidates if q.id not in seen]
+    groups = twin_groups(candidates)
+    blocked = {twin for qid in seen for twin in groups.get(qid, (qid,))}
+    remaining = [q for q in candidates if q.id not in blocked]
     if not remaining:
         cycle += 1
         remaining = list(candidates)
@@ -79,6 +85,18 @@ async def next_for_channel(
         .on_conflict_do_nothing()
     )
     return choice
+
+
+def without_twins(questions: Sequence[Question]) -> list[Question]:
+    """The questions in order, keeping only the first version of each twin group."""
+    groups = twin_groups(questions)
+    taken: set[str] = set()
+    kept = []
+    for q in questions:
+        if q.id not in taken:
+            kept.append(q)
+            taken |= groups.get(q.id, {q.id})
+    return kept
 
 
 def shuffled_order(question: Question, rng: random.Random | None = None) -> list[int]:
