@@ -305,8 +305,9 @@ def _blocks(value: Any) -> list[dict[str, Any]]:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def sign(secret: str, timestamp: str, body: str) -> str:
-    base = f"v0:{timestamp}:{body}".encode()
+def sign(secret: str, timestamp: str, body: str | bytes) -> str:
+    raw = body.encode() if isinstance(body, str) else body
+    base = f"v0:{timestamp}:".encode() + raw
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
@@ -319,17 +320,18 @@ class SlackSender:
     signing_secret: str
 
     async def post(
-        self, body: str, content_type: str, *, timestamp: int | None = None,
-        signature: str | None = None,
+        self, body: str | bytes, content_type: str, *, timestamp: int | None = None,
+        signature: str | None = None, signed: bool = True,
     ) -> tuple[int, str]:
+        """POST ``body`` (bytes go out as they are); ``signed=False`` sends no signature."""
+        raw = body.encode() if isinstance(body, str) else body
         ts = str(int(time.time()) if timestamp is None else timestamp)
-        headers = {
-            "Content-Type": content_type,
-            "X-Slack-Request-Timestamp": ts,
-            "X-Slack-Signature": signature or sign(self.signing_secret, ts, body),
-        }
+        headers = {"Content-Type": content_type}
+        if signed:
+            headers["X-Slack-Request-Timestamp"] = ts
+            headers["X-Slack-Signature"] = signature or sign(self.signing_secret, ts, raw)
         async with aiohttp.ClientSession() as session, session.post(
-            self.url, data=body.encode(), headers=headers
+            self.url, data=raw, headers=headers
         ) as response:
             return response.status, await response.text()
 

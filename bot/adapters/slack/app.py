@@ -9,15 +9,25 @@ it can sit behind a load balancer with several replicas.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import ClientOSError, ServerConnectionError, ServerDisconnectedError, web
 from pydantic import SecretStr
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.request.internals import parse_body
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.coalesce import CoalescingPublisher
@@ -32,7 +42,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
-RATE_LIMIT_RETRIES = 2
+RATE_LIMIT_RETRIES = 2  # 429: after Slack's Retry-After
+SIGNATURE_MAX_AGE_S = 300
+SERVER_ERROR_RETRIES = 2  # 500/503 and dropped connections: bounded exponential backoff
 
 
 class SlackConfigError(ConfigError):
@@ -47,13 +59,71 @@ def _secret(value: SecretStr | None, name: str, why: str) -> str:
 
 
 def make_client(settings: Settings) -> AsyncWebClient:
-    """Web API client on SLACK_API_BASE_URL (a REST proxy, or a fake in tests); retries 429s."""
+    """Web API client on SLACK_API_BASE_URL (a REST proxy, or a fake in tests): posts, edits
+    and replies retry 429s, 5xx, timeouts and dropped connections, a bounded number of times."""
     base = settings.slack_api_base_url
     return AsyncWebClient(
         token=_secret(settings.slack_bot_token, "SLACK_BOT_TOKEN", "the bot token, xoxb-…"),
         base_url=base if base.endswith("/") else base + "/",
-        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES)],
+        retry_handlers=[
+            AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+            AsyncServerErrorRetryHandler(max_retry_count=SERVER_ERROR_RETRIES),
+            AsyncConnectionErrorRetryHandler(
+                max_retry_count=SERVER_ERROR_RETRIES,
+                error_types=[ServerConnectionError, ServerDisconnectedError, ClientOSError, TimeoutError],
+            ),
+        ],
     )
+
+
+def signed(secret: bytes, raw: bytes, headers: Mapping[str, str], now: float) -> bool:
+    """Slack's v0 signature over the exact bytes received, at most 5 minutes old."""
+    timestamp = headers.get("X-Slack-Request-Timestamp", "")
+    signature = headers.get("X-Slack-Signature", "")
+    if not timestamp.isdigit() or abs(now - int(timestamp)) > SIGNATURE_MAX_AGE_S:
+        return False
+    base = b"v0:" + timestamp.encode() + b":" + raw
+    expected = "v0=" + hmac.new(secret, base, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, signature)
+
+
+def _is_id_of(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("id"), str)
+
+
+# Per interaction type, the fields bolt and our listeners read before acknowledging.
+_SHAPES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "block_actions": lambda b: _is_id_of(b.get("user")) and isinstance(b.get("actions"), list)
+    and bool(b["actions"]) and all(isinstance(a, dict) and isinstance(a.get("action_id"), str)
+                                   for a in b["actions"]),
+    "view_submission": lambda b: _is_id_of(b.get("user")) and isinstance(b.get("view"), dict)
+    and isinstance(b["view"].get("callback_id"), str)
+    and isinstance((b["view"].get("state") or {}).get("values"), dict),
+    "view_closed": lambda b: _is_id_of(b.get("user")) and isinstance(b.get("view"), dict),
+    "message_action": lambda b: _is_id_of(b.get("user")) and isinstance(b.get("callback_id"), str)
+    and isinstance(b.get("message"), dict),
+    "shortcut": lambda b: _is_id_of(b.get("user")) and isinstance(b.get("callback_id"), str),
+    "event_callback": lambda b: isinstance(b.get("event"), dict)
+    and isinstance(b["event"].get("type"), str),
+    "url_verification": lambda b: isinstance(b.get("challenge"), str),
+}
+_COMMAND_FIELDS = ("command", "user_id", "team_id", "channel_id")
+
+
+def shape_problem(body: Any) -> str | None:
+    """What HTTP mode accepts: a slash command, or an interaction or event of a known shape."""
+    if not isinstance(body, dict):
+        return "the body is not an object"
+    if "command" in body:
+        missing = [f for f in _COMMAND_FIELDS if not isinstance(body.get(f), str) or not body[f]]
+        return f"slash command without {', '.join(missing)}" if missing else None
+    kind = body.get("type")
+    if not isinstance(kind, str):
+        return "neither a slash command nor a typed interaction or event"
+    check = _SHAPES.get(kind)
+    if check is None:
+        return f"unsupported type {kind[:40]!r}"
+    return None if check(body) else f"malformed {kind}"
 
 
 class SlackAdapter:
@@ -87,13 +157,29 @@ class SlackAdapter:
         self.publisher = CoalescingPublisher(SlackPublisher(self.client))
         self.handlers = Handlers(app, self.client, self.publisher)
         register(self.bolt, self.handlers)
+        self.signing_secret = signing_secret.encode()
         self.http: web.AppRunner | None = None
         self.socket: AsyncSocketModeHandler | None = None
         self._stopped = asyncio.Event()
 
     # ---- HTTP mode -----------------------------------------------------------------------
     async def on_events(self, request: web.Request) -> web.Response:
-        response = await self.bolt.async_dispatch(await to_bolt_request(request))
+        """Signature on the raw bytes first (401), then decode and check the shape (400)."""
+        raw = await request.read()
+        if not signed(self.signing_secret, raw, request.headers, time.time()):
+            return web.Response(status=401, text="invalid or stale Slack signature")
+        try:
+            text = raw.decode("utf-8")
+            problem = shape_problem(parse_body(text, request.content_type))
+        except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError included
+            problem = f"unreadable request body ({type(exc).__name__})"
+        if problem:
+            log.warning("signed Slack request refused: %s", problem)
+            return web.Response(status=400, text=problem)
+        bolt_request = AsyncBoltRequest(
+            body=text, query=request.query_string, headers=request.headers  # type: ignore[arg-type]
+        )
+        response = await self.bolt.async_dispatch(bolt_request)
         return await to_aiohttp_response(response)
 
     def web_app(self) -> web.Application:
