@@ -1,102 +1,48 @@
-"""Every code snippet in every bank must run on CPU torch and print what its text promises.
+"""Every code snippet in every bank runs on CPU torch and shows what its question promises.
 
-Snippets are shown to people as working answers, so a snippet that crashes or whose stated
-output is wrong is a content bug. Each one runs in a fresh interpreter in an empty temporary
-directory (snippets may write files there) with CUDA hidden, like the CPU CI machines.
-Runs happen once, in a small thread pool, for the snippets selected in this session.
+Snippets are shown to people as working answers, and an executable MCQ's key is what its
+snippet actually does: a snippet that crashes, an ``expect`` that is not printed, or a key
+that is not what happens is a content bug and fails here, naming the question.
+Snippets run once per session in a few warm interpreters (bot/snippet_pool.py); each gets a
+clean namespace and an empty temporary directory with CUDA hidden, like the CPU CI machines.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import tempfile
+import textwrap
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from bot.core.content import Library, Snippet, load_library
+from bot.core.content import Library, Question, Snippet, load_library
+from bot.core.keys import Outcome, missing_expectations, snippet_failures
+from bot.snippet_pool import needs_own_process, run_all, run_isolated
 
-TIMEOUT_S = 120
-WORKERS = max(1, min(4, os.cpu_count() or 1))
+WORKERS = max(1, min(3, os.cpu_count() or 1))
+WRONG_KEYS = Path(__file__).parent / "fixtures" / "keys" / "wrong_keys.yaml"
 
 LIBRARY: Library = load_library()
-RUNNABLE: dict[str, Snippet] = {
-    f"{q.id}#{n}": snippet
+RUNNABLE: dict[str, tuple[Question, int]] = {
+    f"{q.id}#{n}": (q, n - 1)
     for q in LIBRARY.questions
     for n, snippet in enumerate(q.code, 1)
     if snippet.runnable
 }
 
 
-@dataclass(frozen=True)
-class Outcome:
-    returncode: int | None  # None when the run timed out
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-def run_snippet(snippet: Snippet) -> Outcome:
-    """Run the snippet's full program in a new interpreter inside a fresh temporary directory."""
-    env = {
-        **os.environ,
-        "CUDA_VISIBLE_DEVICES": "",
-        # several snippets run at once on a small machine: keep each one to one thread
-        "OMP_NUM_THREADS": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="snippet-") as tmp:
-        script = Path(tmp) / "snippet.py"
-        script.write_text(snippet.program(), encoding="utf-8")
-        try:
-            done = subprocess.run(
-                [sys.executable, script.name],
-                cwd=tmp,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT_S,
-            )
-        except subprocess.TimeoutExpired as exc:
-            return Outcome(None, _text(exc.stdout), _text(exc.stderr), time.monotonic() - started)
-    return Outcome(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
-
-
-def _text(data: str | bytes | None) -> str:
-    if isinstance(data, bytes):
-        return data.decode("utf-8", "replace")
-    return data or ""
-
-
-def missing_expectations(stdout: str, expect: list[str]) -> list[str]:
-    """The expected strings not found in stdout in the given order (empty when all match)."""
-    position = 0
-    for index, wanted in enumerate(expect):
-        found = stdout.find(wanted, position)
-        if found < 0:
-            return expect[index:]
-        position = found + len(wanted)
-    return []
-
-
 @pytest.fixture(scope="module")
 def outcomes(request: pytest.FixtureRequest) -> dict[str, Outcome]:
-    """Run every snippet selected in this session once, in parallel."""
+    """Run every snippet selected in this session once, in warm interpreters."""
     selected = [
         item.callspec.params["snippet_id"]
         for item in request.session.items
         if getattr(item, "module", None) is request.module
         and getattr(item, "originalname", None) == "test_snippet_runs"
     ]
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        results = pool.map(run_snippet, (RUNNABLE[sid] for sid in selected))
-        return dict(zip(selected, results, strict=True))
+    snippets = [RUNNABLE[sid][0].code[RUNNABLE[sid][1]] for sid in selected]
+    return dict(zip(selected, run_all(snippets, workers=WORKERS), strict=True))
 
 
 def test_library_has_no_problems() -> None:
@@ -125,33 +71,121 @@ def test_expectations_only_on_runnable_snippets() -> None:
     assert unchecked == []
 
 
+def test_every_executable_key_is_run_here() -> None:
+    executable = [q for q in LIBRARY.questions if q.check is not None]
+    assert all(f"{q.id}#1" in RUNNABLE for q in executable)
+
+
 def test_missing_expectations_checks_order() -> None:
     assert missing_expectations("a 1\nb 2\n", ["a", "b"]) == []
     assert missing_expectations("b 2\na 1\n", ["a", "b"]) == ["b"]
     assert missing_expectations("a", ["a", "a"]) == ["a"]
 
 
-def test_run_snippet_reports_failure_and_output() -> None:
-    outcome = run_snippet(Snippet(code="import os\nprint(os.getcwd())\nraise SystemExit(3)"))
-    assert outcome.returncode == 3
-    assert "snippet-" in outcome.stdout
-    hidden = run_snippet(Snippet(code="import os\nprint(repr(os.environ['CUDA_VISIBLE_DEVICES']))"))
-    assert hidden.stdout.strip() == "''"
+def code(text: str, **extra: object) -> Snippet:
+    return Snippet(code=textwrap.dedent(text), **extra)
+
+
+def test_warm_jobs_are_as_clean_as_a_new_interpreter() -> None:
+    jobs = [
+        code("""
+            import os, sys, torch
+            open("mod_written.py", "w").write("VALUE = 1\\n")
+            import mod_written
+            leaked = 42
+            torch.set_default_dtype(torch.float64)
+            torch.set_grad_enabled(False)
+            torch.manual_seed(0)
+            os.environ["LEAK"] = "1"
+            print(os.path.basename(os.getcwd()).startswith("snippet-"), sorted(os.listdir(".")))
+        """),
+        code("""
+            import os, sys, torch
+            print("leaked" in globals(), "mod_written" in sys.modules, sorted(os.listdir(".")))
+            print(torch.get_default_dtype(), torch.is_grad_enabled(), torch.initial_seed())
+            print(repr(os.environ.get("LEAK")), repr(os.environ["CUDA_VISIBLE_DEVICES"]), __name__)
+        """),
+    ]
+    first, second = run_all(jobs, workers=1)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "True ['mod_written.py', 'snippet.py']"
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == [
+        "False False ['snippet.py']",
+        "torch.float32 True 67280421310721",
+        "None '' __main__",
+    ]
+
+
+def test_errors_are_located_in_the_shown_code_not_the_setup() -> None:
+    failing = Snippet(setup="import torch\nx = torch.zeros(2, 3)", code="print('before')\ny = x.t()\ny.view(-1)")
+    warm, cold = run_all([failing], workers=1)[0], run_isolated(failing)
+    for outcome in (warm, cold):
+        assert outcome.returncode == 1
+        assert outcome.stdout == "before\n"
+        assert outcome.error and outcome.error.startswith("RuntimeError: view size is not compatible")
+        assert outcome.shown_line(failing) == 3
+        assert "Traceback (most recent call last)" in outcome.stderr
+
+
+def test_a_hanging_or_dying_snippet_costs_one_job() -> None:
+    jobs = [code("import time\ntime.sleep(30)"), code("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"),
+            code("raise SystemExit(3)"), code("print('still serving')")]
+    started = time.monotonic()
+    hung, killed, exited, after = run_all(jobs, workers=1, timeout=3)
+    assert time.monotonic() - started < 25
+    assert hung.returncode is None and hung.note == "timed out after 3s"
+    assert killed.returncode is None and killed.note and "died" in killed.note
+    assert exited.returncode == 3 and exited.error is None
+    assert after.returncode == 0 and after.stdout == "still serving\n"
+
+
+def test_threads_and_processes_get_an_interpreter_of_their_own() -> None:
+    assert needs_own_process(code("import torch.distributed as dist"))
+    assert needs_own_process(code("DataLoader(ds, num_workers=2)"))
+    assert needs_own_process(code("print(1)", isolate=True))
+    assert not needs_own_process(code("DataLoader(ds, num_workers=0)"))
+
+
+def test_wrong_keys_fail_naming_the_question_and_what_happened() -> None:
+    library = load_library(WRONG_KEYS.parent / "__none__", extra_files=[WRONG_KEYS])
+    assert library.problems == [] and len(library.questions) == 6
+    jobs = [(q, i) for q in library.questions for i, s in enumerate(q.code) if s.runnable]
+    outcomes = run_all([q.code[i] for q, i in jobs], workers=WORKERS)
+    failures = {q.id: snippet_failures(q, i, o) for (q, i), o in zip(jobs, outcomes, strict=True)}
+    view_error = "RuntimeError: view size is not compatible with input tensor's size and stride"
+    assert failures["wrong-stdout-key"] == [
+        "wrong-stdout-key: check stdout: keyed choice '`torch.Size([2, 3])`' but the snippet printed "
+        "'torch.Size([6])'",
+        "wrong-stdout-key: check stdout: distractor '`torch.Size([6])`' is what the snippet printed",
+    ]
+    line, distractor = failures["wrong-raises-line"]
+    assert line.startswith(f"wrong-raises-line: check raises_at: keyed 'Line 2' but the snippet raised {view_error}")
+    assert line.endswith(" at line 3")
+    assert distractor == ("wrong-raises-line: check raises_at: distractor 'Line 3: the `view` call' "
+                          "is where it raised (Line 3)")
+    clean = failures["wrong-runs-clean"][0]
+    assert clean.startswith("wrong-runs-clean: check raises_at: keyed 'It runs without an error' but "
+                            "the snippet raised RuntimeError: inconsistent tensor size")
+    assert failures["wrong-said-raises"] == [
+        "wrong-said-raises: check raises_at: keyed 'Line 2' but the snippet ran without an error"]
+    crash = failures["wrong-crashes"]
+    assert len(crash) == 1 and crash[0].startswith(f"wrong-crashes: check stdout: the snippet raised {view_error}")
+    assert crash[0].endswith(" at line 2")
+    assert failures["wrong-expect"] == ["wrong-expect#1: expected output not found in order: ['7']"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("snippet_id", sorted(RUNNABLE))
 def test_snippet_runs(snippet_id: str, outcomes: dict[str, Outcome]) -> None:
-    snippet = RUNNABLE[snippet_id]
+    question, index = RUNNABLE[snippet_id]
     outcome = outcomes[snippet_id]
+    failures = snippet_failures(question, index, outcome)
     tail = (
         f" ({outcome.seconds:.1f}s)\n--- stdout ---\n{outcome.stdout[-3000:]}"
         f"\n--- stderr ---\n{outcome.stderr[-3000:]}"
     )
-    assert outcome.returncode is not None, f"{snippet_id} timed out after {TIMEOUT_S}s{tail}"
-    assert outcome.returncode == 0, f"{snippet_id} exited with {outcome.returncode}{tail}"
-    missing = missing_expectations(outcome.stdout, snippet.expect)
-    assert missing == [], f"{snippet_id}: expected output not found in order: {missing}{tail}"
+    assert failures == [], f"{failures}{tail}"
 
 
 def test_deep_dives_cover_every_answer_of_seed_004_once() -> None:
