@@ -1,13 +1,14 @@
 """What isolation this host can give a snippet, and the command that starts a sandbox.
 
 Two levels, detected (never assumed):
-- `full`: bubblewrap works here. The zygote runs in new network, PID, IPC, UTS and mount
-  namespaces with a minimal read-only filesystem (the Python install only, not the bot's
-  files), a size-capped private /tmp, and an empty environment. When the worker is root,
-  jobs run as an unprivileged per-slot uid, so they cannot signal the zygote.
-- `weak`: no bubblewrap. Jobs still get rlimits, a session of their own, a scrubbed
-  environment and (as root) an unprivileged uid, but share the host's network and
-  filesystem. Workers refuse this unless `allow_weak_isolation` is set.
+- `full`: bubblewrap works here, the worker is root, cgroups give kernel memory and pids
+  limits, and libseccomp builds the syscall filters. The template runs in new network,
+  PID, IPC, UTS and mount namespaces with a minimal read-only filesystem (the Python
+  install only, not the bot's files) and an empty environment; each job gets its own IPC
+  and mount namespaces, fresh tmpfs scratch space and an unprivileged uid.
+- `weak`: any of those missing. Jobs still get rlimits, a session of their own, a
+  scrubbed environment and (as root) an unprivileged uid. Workers refuse this unless
+  `allow_weak_isolation` is set. Threat model: runner/README.md.
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
+from runner import cgroups, syscall_filter
+
 ZYGOTE_SOURCE = Path(__file__).with_name("zygote.py")
 ZYGOTE_IN_SANDBOX = "/opt/torchdrill/zygote.py"
+KEEP_SOURCE = "/opt/torchdrill/keep"  # same as zygote.KEEP_SOURCE
+TEMPLATE_CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_CHOWN",
+                 "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap)"
 
 
@@ -41,8 +47,15 @@ class Isolation:
     level: Level
     bwrap: str | None
     root: bool
-    problem: str | None = None  # why bubblewrap could not be used
+    problem: str | None = None  # why the level is not full
     features: tuple[str, ...] = field(default=())
+    cgroup_version: int | None = None  # kernel memory + pids limits in force, or None
+    seccomp: bool = False
+
+    @property
+    def per_job_scratch(self) -> bool:
+        """Fresh IPC/mount namespaces and tmpfs per job (needs the template to be root)."""
+        return self.bwrap is not None and self.root
 
     def describe(self) -> str:
         lines = [f"isolation level: {self.level.value}"]
@@ -62,17 +75,20 @@ def python_roots() -> list[str]:
 
 
 def bwrap_command(bwrap: str, *, root: bool, disk_mb: int, env: dict[str, str],
-                  gpu: bool) -> list[str]:
+                  gpu: bool, seccomp_fd: int | None = None) -> list[str]:
     """The bubblewrap invocation for one zygote."""
     cmd = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-           "--hostname", "sandbox"]
+           "--hostname", "sandbox", "--cap-drop", "ALL"]
     if root:
-        # Stay root inside (no user namespace) so the zygote can drop each job to its own
-        # uid; it keeps capabilities, jobs lose all of them with setuid.
-        cmd += ["--cap-add", "ALL"]
+        # No user namespace, so the template can give each job its own uid. It keeps only
+        # what that needs (fresh mount + IPC namespaces, setuid); each job child empties its
+        # bounding set and loses the rest with setuid.
+        cmd += [arg for cap in TEMPLATE_CAPS for arg in ("--cap-add", cap)]
     else:
         cmd += ["--unshare-user"]
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
     cmd += ["--ro-bind", "/usr", "/usr"]
     for link in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         target = os.readlink(f"/{link}") if os.path.islink(f"/{link}") else None
@@ -99,6 +115,9 @@ def bwrap_command(bwrap: str, *, root: bool, disk_mb: int, env: dict[str, str],
                 cmd += ["--perms", "0755", "--dir", parent]
                 made.add(parent)
         cmd += ["--ro-bind", root_dir, root_dir]
+    for i, root_dir in enumerate(python_roots()):
+        if root_dir.startswith("/tmp/"):  # each job's fresh /tmp binds it again from here
+            cmd += ["--ro-bind", root_dir, f"{KEEP_SOURCE}/{i}"]
     cmd += ["--ro-bind", str(ZYGOTE_SOURCE), ZYGOTE_IN_SANDBOX]
     if gpu:
         for dev in sorted(glob.glob("/dev/nvidia*")):
@@ -115,39 +134,88 @@ def sandbox_python() -> str:
     return sys.executable
 
 
+def _probe_bwrap(bwrap: str, root: bool, seccomp_ok: bool) -> str | None:
+    """Start a real, tiny sandbox; None when it worked, else why not."""
+    fd = seccomp_memfd() if seccomp_ok else None
+    probe = [*bwrap_command(bwrap, root=root, disk_mb=8, env={"PATH": "/usr/bin:/bin"},
+                            gpu=False, seccomp_fd=fd), sandbox_python(), "-c", "import os"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False,
+                              pass_fds=(fd,) if fd is not None else ())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap failed: {exc}"
+    finally:
+        if fd is not None:
+            os.close(fd)
+    if done.returncode != 0:
+        return f"bubblewrap failed: {done.stderr.decode(errors='replace').strip()[:300]}"
+    return None
+
+
+def seccomp_memfd() -> int:
+    """The sandbox-wide filter as an fd for `bwrap --seccomp` (read once, then closed)."""
+    fd = os.memfd_create("torchdrill-seccomp", 0)
+    os.write(fd, syscall_filter.sandbox_bpf())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 @lru_cache
 def detect() -> Isolation:
-    """Probe (by starting a real, tiny sandbox) rather than trust `which`."""
+    """Probe (cgroups by making one, bubblewrap by starting it) rather than trust `which`."""
     root = os.geteuid() == 0
-    user = ("jobs run as an unprivileged per-slot uid (worker is root)" if root
+    mechanism = cgroups.detect("probe")
+    no_seccomp = syscall_filter.available()
+    user = ("jobs run as an unprivileged per-instance, per-slot uid (worker is root)" if root
             else f"jobs run as the worker's own non-root uid {os.geteuid()}")
-    common = ["rlimits: CPU time, file size, process count, open files, core dumps off",
-              "memory: RSS watchdog over the job's processes; RLIMIT_AS on CPU slots",
-              "wall-time limit kills the job's whole session and every process it left",
-              "scrubbed environment (no tokens, no database URL)",
-              "no_new_privs; fresh per-job working directory, deleted after the job"]
-    bwrap = shutil.which("bwrap")
-    problem = None
-    if bwrap:
-        probe = [*bwrap_command(bwrap, root=root, disk_mb=8, env={"PATH": "/usr/bin:/bin"},
-                                gpu=False), sandbox_python(), "-c", "import os"]
-        try:
-            done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
-            if done.returncode == 0:
-                return Isolation(Level.FULL, bwrap, root, None, (
-                    "bubblewrap: network, PID, IPC, UTS, mount namespaces",
-                    "filesystem: read-only /usr and Python install; bot files not visible",
-                    "private size-capped /tmp; /dev/shm and /tmp wiped between jobs",
-                    user, *common))
-            problem = f"bubblewrap failed: {done.stderr.decode(errors='replace').strip()[:300]}"
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            problem = f"bubblewrap failed: {exc}"
+    if mechanism:
+        limits = [f"memory and processes: {mechanism.describe()} (shmem, memfd, tmpfs "
+                  "pages and threads count); the kernel's counters give the verdict"]
     else:
-        problem = f"bubblewrap not found; {INSTALL_HINT}"
-    return Isolation(Level.WEAK, None, root, problem, (
-        "NO network namespace: snippets can reach the network",
-        "NO mount namespace: snippets can read world-readable files on this host",
-        user, *common))
+        limits = ["memory: only a PSS watchdog and RLIMIT_AS (no kernel memory limit)",
+                  "processes: only RLIMIT_NPROC per uid"]
+    common = [*limits,
+              "rlimits: CPU time, file size, open files, core dumps off",
+              "wall-time limit kills every process of the job",
+              "clean template: jobs fork from a process that has only imported torch; "
+              "code and output never pass through it",
+              "scrubbed environment (no tokens, no database URL)"]
+    bwrap = shutil.which("bwrap")
+    problems = []
+    if not bwrap:
+        problems.append(f"bubblewrap not found; {INSTALL_HINT}")
+    elif (failed := _probe_bwrap(bwrap, root, no_seccomp is None)) is not None:
+        problems.append(failed)
+        bwrap = None
+    if not mechanism:
+        problems.append("no kernel memory limits: no writable cgroup v2 (memory, pids "
+                        "delegated) or v1 (memory, pids) hierarchy"
+                        + ("" if root else "; run the worker as root or delegate cgroups"))
+    if no_seccomp:
+        problems.append(f"no seccomp filter: {no_seccomp}")
+    if not root:
+        problems.append("not root: jobs share the template's uid and /tmp")
+    if bwrap:
+        features = [
+            "bubblewrap: network, PID, UTS namespaces; filesystem: read-only /usr and "
+            "Python install, bot files not visible",
+            "per job: new IPC and mount namespaces, fresh size-capped tmpfs on /tmp and "
+            "/dev/shm writable by the job, discarded at job end" if root else
+            "per job: shared /tmp and /dev/shm, emptied after the job",
+            ("seccomp (bwrap --seccomp, plus a stricter per-job filter): no new "
+             "namespaces, mount, ptrace, process_vm_*, io_uring, bpf, perf_event_open, "
+             "keyctl, kexec, modules" if no_seccomp is None else "NO seccomp filter"),
+            "capabilities: bwrap --cap-drop ALL; jobs have an empty bounding set, "
+            "no_new_privs" if root else "capabilities: none (user namespace)",
+            user, *common]
+    else:
+        features = ["NO network namespace: snippets can reach the network",
+                    "NO mount namespace: snippets can read world-readable files on this host",
+                    user, *common]
+    level = Level.FULL if bwrap and mechanism and no_seccomp is None and root else Level.WEAK
+    return Isolation(level, bwrap, root, "; ".join(problems) or None, tuple(features),
+                     cgroup_version=mechanism.version if mechanism else None,
+                     seccomp=no_seccomp is None)
 
 
 def require(allow_weak: bool, isolation: Isolation | None = None) -> Isolation:

@@ -10,14 +10,18 @@ import signal
 from runner.jobs import JobRequest, JobResult, JobState, Limits
 from runner.sandbox import RawOutcome
 
-# (stderr fragment, verdict) for limits that surface as a Python exception in the snippet
-_STDERR_VERDICTS: tuple[tuple[str, str], ...] = (
+PROCESS_LIMIT = "process limit {max_procs} reached (fork/threads)"
+# Guesses from stderr, used only where the kernel keeps no counter for the limit. With
+# cgroups in force, memory and process verdicts come from the kernel, never from here.
+_RLIMIT_VERDICTS: tuple[tuple[str, str], ...] = (
     ("MemoryError", "memory limit {memory_mb} MB exceeded"),
     ("can't allocate memory", "memory limit {memory_mb} MB exceeded"),
     ("Cannot allocate memory", "memory limit {memory_mb} MB exceeded"),
+    ("Resource temporarily unavailable", PROCESS_LIMIT),
+)
+_STDERR_VERDICTS: tuple[tuple[str, str], ...] = (
     ("No space left on device", "disk limit: the job's temporary space is full"),
     ("File too large", "file size limit {file_size_mb} MB exceeded"),
-    ("Resource temporarily unavailable", "process limit {max_procs} reached (fork/threads)"),
     ("Network is unreachable", "no network access: snippets run without a network"),
     ("Connection refused", "no network access: snippets run without a network"),
     ("Read-only file system", "only the job's temporary directory is writable"),
@@ -37,8 +41,11 @@ def verdict(raw: RawOutcome, limits: Limits) -> tuple[JobState, str | None]:
     if raw.killed == "cancelled":
         return JobState.CANCELLED, "cancelled"
     if raw.killed == "crashed":
-        return JobState.FAILED, ("the sandbox stopped during this job (the snippet may have "
-                                 "killed it); it has been restarted, other jobs are unaffected")
+        if raw.restarted:
+            return JobState.FAILED, ("the sandbox stopped during this job; it has been "
+                                     "restarted, other jobs are unaffected")
+        return JobState.FAILED, ("the sandbox stopped during this job and could not be "
+                                 "restarted yet; the next job will try again")
     code = raw.exit_code
     if code == 0:
         return JobState.DONE, None
@@ -49,9 +56,12 @@ def verdict(raw: RawOutcome, limits: Limits) -> tuple[JobState, str | None]:
         if sig == signal.SIGXFSZ:
             return JobState.FAILED, f"killed: file size limit {limits.file_size_mb} MB exceeded"
         return JobState.FAILED, f"killed by signal {signal.Signals(sig).name}"
+    if raw.pids_limited:
+        return JobState.FAILED, PROCESS_LIMIT.format(**limits.to_dict())
     stderr = raw.stderr.decode(errors="replace")
     tail = stderr[-4000:]
-    for fragment, text in _STDERR_VERDICTS:
+    guesses = _STDERR_VERDICTS if raw.kernel_limits else _RLIMIT_VERDICTS + _STDERR_VERDICTS
+    for fragment, text in guesses:
         if fragment in tail:
             return JobState.FAILED, text.format(**limits.to_dict())
     return JobState.FAILED, None  # an ordinary exception: the traceback says it all

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import uuid
 
+from runner import cgroups, uids
 from runner.gpus import detect_gpus
 from runner.isolation import Isolation, require
 from runner.jobs import Device, JobRequest, JobResult, Limits
@@ -28,6 +31,11 @@ class LocalPool:
                  gpus: list[Gpu] | None = None) -> None:
         self.settings = settings
         self.isolation = require(settings.allow_weak_isolation, isolation)
+        # this instance's own uid range and cgroup subtree: two runners never share them
+        self.instance = settings.instance or f"{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.uids = uids.claim(settings.job_uid_base) if self.isolation.root else None
+        self.mechanism = (cgroups.detect(self.instance)
+                          if self.isolation.cgroup_version is not None else None)
         found = detect_gpus(settings.gpus) if gpus is None else gpus
         self.slots: list[Slot] = []
         for gpu in found:
@@ -39,8 +47,10 @@ class LocalPool:
 
     def _slot(self, index: int, gpu: Gpu | None) -> Slot:
         s = self.settings
-        return Slot(index, self.isolation, gpu=gpu, job_uid_base=s.job_uid_base,
-                    disk_mb=s.disk_mb, warm=s.warm)
+        cgroup = cgroups.JobCgroup(self.mechanism, index) if self.mechanism else None
+        uid = self.uids.uid(index) if self.uids else s.job_uid_base + index
+        return Slot(index, self.isolation, gpu=gpu, job_uid=uid, disk_mb=s.disk_mb,
+                    warm=s.warm, cgroup=cgroup)
 
     @property
     def has_gpu(self) -> bool:
@@ -53,6 +63,10 @@ class LocalPool:
 
     async def close(self) -> None:
         await asyncio.gather(*(s.close() for s in self.slots), return_exceptions=True)
+        if self.mechanism:
+            cgroups.remove_instance(self.mechanism)
+        if self.uids:
+            self.uids.release()
 
     def pick(self, device: Device) -> tuple[Slot, str | None] | None:
         """A free slot for this device and the note to show, or None to keep waiting."""

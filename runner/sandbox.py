@@ -1,22 +1,31 @@
-"""One execution slot: a warm zygote process inside the sandbox, fed one job at a time.
+"""One execution slot: a warm template process inside the sandbox, one job at a time.
 
-The slot owns the zygote's lifetime: it starts it, restarts it if a job managed to kill
-it (or it crashed), and turns its raw replies into `JobResult`s via `runner.outcome`.
+The slot is the job's supervisor. It asks the template to fork, hands the child fresh
+pipes and a job socket, sends the code to the child itself, reads the output and the
+(bounded, integers-only) metadata, enforces the wall time and output cap, and reads the
+verdict from the kernel's cgroup counters. The template never sees code or output.
+
+Any protocol surprise (a bad reply, a dead template, a missed deadline) restarts the
+template, and the member is told what happened, never shown a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import logging
 import os
 import shutil
+import socket
+import struct
 import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Any
+
+from runner import syscall_filter
+from runner.cgroups import JobCgroup
 
 from runner.isolation import (
     ZYGOTE_IN_SANDBOX,
@@ -25,11 +34,16 @@ from runner.isolation import (
     Level,
     bwrap_command,
     python_roots,
+    seccomp_memfd,
 )
 from runner.jobs import Limits
 
 log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 120.0  # importing torch on a cold disk can be slow
+REPLY_TIMEOUT_S = 10.0  # fork / hello / exit-after-kill: far above what a healthy slot needs
+META_MAX_BYTES = 4096  # the job's metadata channel: a few integers, never more
+META_KEYS = {"gpu_max_allocated_bytes"}
+CONTROL_MAX = 65536
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
@@ -55,96 +69,205 @@ class RawOutcome:
     output_over_cap: bool
     peak_rss_kb: int | None
     gpu_max_allocated_bytes: int | None
+    kernel_limits: bool = False  # verdicts come from cgroup counters, not stderr guesses
+    pids_limited: bool = False  # the pids cgroup refused a fork/thread during the job
+    restarted: bool = True  # after "crashed": whether the template is back up
 
 
 class SandboxCrashed(RuntimeError):
     pass
 
 
+def _crashed(restarted: bool) -> RawOutcome:
+    return RawOutcome(None, "crashed", 0.0, b"", b"", False, None, None, restarted=restarted)
+
+
+def parse_meta(data: bytes) -> dict[str, int]:
+    """`key=integer` lines for known keys; anything else is ignored (and logged)."""
+    meta: dict[str, int] = {}
+    ignored = 0
+    for line in data.decode("ascii", errors="replace").splitlines():
+        key, _, value = line.partition("=")
+        if key in META_KEYS and value.isdigit() and len(value) <= 16:
+            meta[key] = int(value)
+        elif line and line != "none=0":
+            ignored += 1
+    if ignored:
+        log.warning("ignored %d malformed metadata line(s) from a job", ignored)
+    return meta
+
+
+class _Job:
+    """Book-keeping of one running job on the worker side."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.out = bytearray()
+        self.err = bytearray()
+        self.total = 0
+        self.meta = bytearray()
+        self.meta_messages = 0
+        self.open_pipes = 2
+        self.killed = False
+        self.eof = asyncio.Event()
+        self.stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def request_stop(self, reason: str) -> None:
+        if not self.stop.done():
+            self.stop.set_result(reason)
+
+    def take(self, buf: bytearray, chunk: bytes) -> None:
+        room = self.cap + 1 - len(self.out) - len(self.err)
+        if room > 0:
+            buf += chunk[:room]
+        self.total += len(chunk)
+        if self.total > self.cap:
+            self.request_stop("output")
+
+
 class Slot:
     def __init__(self, index: int, isolation: Isolation, *, gpu: Gpu | None = None,
-                 job_uid_base: int = 61000, disk_mb: int = 64, warm: bool = True) -> None:
+                 job_uid_base: int = 61000, disk_mb: int = 64, warm: bool = True,
+                 job_uid: int | None = None, cgroup: JobCgroup | None = None) -> None:
         self.index = index
         self.gpu = gpu
         self.isolation = isolation
-        self.job_uid = job_uid_base + index if isolation.root else None
+        uid = job_uid if job_uid is not None else job_uid_base + index
+        self.job_uid = uid if isolation.root else None
         self.disk_mb = disk_mb
         self.warm = warm
+        self.cgroup = cgroup
         self.busy = False
         self.torch_warm = False
         self._proc: asyncio.subprocess.Process | None = None
+        self._ctl: socket.socket | None = None
+        self._oom_fd: int | None = None
         self._lock = asyncio.Lock()
         self._scratch: str | None = None
+        self._job: _Job | None = None
+        self._seq = 0
 
     @property
     def device_label(self) -> str:
         return self.gpu.label if self.gpu else "cpu"
 
-    def _env(self) -> dict[str, str]:
+    @property
+    def _bwrapped(self) -> bool:
+        return self.isolation.level is Level.FULL or self.isolation.bwrap is not None
+
+    def _job_dir(self) -> str:
+        if self._bwrapped:
+            return "/tmp/job"
+        if self._scratch is None:
+            self._scratch = tempfile.mkdtemp(prefix=f"torchdrill-slot{self.index}-")
+            os.chmod(self._scratch, 0o755)
+        return os.path.join(self._scratch, "job")
+
+    def _env(self, control_fd: int, bpf_fd: int | None) -> dict[str, str]:
         env = {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": "/tmp",
                "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1", "USER": "sandbox",
                "CUDA_VISIBLE_DEVICES": str(self.gpu.index) if self.gpu else "",
-               "TORCHDRILL_WARM": "1" if self.warm else "0"}
-        if self.isolation.level is Level.FULL:
+               "TORCHDRILL_WARM": "1" if self.warm else "0",
+               "TORCHDRILL_CONTROL_FD": str(control_fd)}
+        if bpf_fd is not None:
+            env["TORCHDRILL_JOB_BPF_FD"] = str(bpf_fd)
+        if self._bwrapped:
             env["TORCHDRILL_NAMESPACED"] = "1"
-            env["TORCHDRILL_KEEP"] = os.pathsep.join(python_roots())  # never wiped between jobs
-        else:
-            self._scratch = self._scratch or tempfile.mkdtemp(prefix=f"torchdrill-slot{self.index}-")
-            os.chmod(self._scratch, 0o755)
-            env["TORCHDRILL_JOB_DIR"] = os.path.join(self._scratch, "job")
+            env["TORCHDRILL_KEEP"] = os.pathsep.join(python_roots())  # never wiped
         if self.job_uid is not None:
             env["TORCHDRILL_JOB_UID"] = str(self.job_uid)
         return env
 
-    def _command(self, env: dict[str, str]) -> tuple[list[str], dict[str, str] | None]:
-        python = sys.executable
-        if self.isolation.level is Level.FULL and self.isolation.bwrap:
-            cmd = bwrap_command(self.isolation.bwrap, root=self.isolation.root,
-                                disk_mb=self.disk_mb, env=env, gpu=self.gpu is not None)
-            return [*cmd, python, "-I", ZYGOTE_IN_SANDBOX], {}
-        return [python, "-I", str(ZYGOTE_SOURCE)], env
-
     async def start(self) -> None:
-        env = self._env()
-        cmd, proc_env = self._command(env)
-        self._proc = await asyncio.create_subprocess_exec(
-            *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            env=proc_env, limit=64 * 1024 * 1024, start_new_session=True)
-        ready = await asyncio.wait_for(self._read(), READY_TIMEOUT_S)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fds = [theirs.fileno()]
+        bpf_fd = seccomp_fd = None
+        if self.isolation.seccomp:
+            bpf_fd = os.memfd_create("torchdrill-job-seccomp", 0)
+            os.write(bpf_fd, syscall_filter.job_bpf())
+            os.lseek(bpf_fd, 0, os.SEEK_SET)
+            fds.append(bpf_fd)
+        env = self._env(theirs.fileno(), bpf_fd)
+        python = sys.executable
+        if self._bwrapped and self.isolation.bwrap:
+            if self.isolation.seccomp:
+                seccomp_fd = seccomp_memfd()
+                fds.append(seccomp_fd)
+            cmd = [*bwrap_command(self.isolation.bwrap, root=self.isolation.root,
+                                  disk_mb=self.disk_mb, env=env, gpu=self.gpu is not None,
+                                  seccomp_fd=seccomp_fd), python, "-I", ZYGOTE_IN_SANDBOX]
+            proc_env: dict[str, str] | None = {}
+        else:
+            cmd, proc_env = [python, "-I", str(ZYGOTE_SOURCE)], env
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                env=proc_env, pass_fds=fds, start_new_session=True)
+        finally:
+            for fd in fds:
+                os.close(fd)
+            theirs.detach()
+        mine.setblocking(False)
+        self._ctl = mine
+        if self.cgroup is not None:
+            self.cgroup.create()
+            self._oom_fd = self.cgroup.oom_eventfd()
+        ready = await asyncio.wait_for(self._recv(), READY_TIMEOUT_S)
         if ready.get("op") != "ready":
-            raise SandboxCrashed(f"zygote said {ready!r} instead of ready")
+            raise SandboxCrashed(f"template said {ready.get('op')!r} instead of ready")
         self.torch_warm = bool(ready.get("torch"))
         log.info("slot %d (%s) ready, torch preloaded: %s", self.index, self.device_label,
                  self.torch_warm)
 
     async def close(self) -> None:
         proc, self._proc = self._proc, None
+        ctl, self._ctl = self._ctl, None
+        if ctl is not None:
+            ctl.close()
         if proc and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             with contextlib.suppress(Exception):
                 await proc.wait()
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+        if self._oom_fd is not None:
+            os.close(self._oom_fd)
+            self._oom_fd = None
         if self._scratch:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
 
-    async def _read(self) -> dict[str, Any]:
-        assert self._proc and self._proc.stdout
-        line = await self._proc.stdout.readline()
-        if not line:
-            raise SandboxCrashed("the sandbox process exited")
-        return json.loads(line)
+    async def _recv(self) -> dict[str, Any]:
+        if self._ctl is None:
+            raise SandboxCrashed("no template")
+        data = await asyncio.get_running_loop().sock_recv(self._ctl, CONTROL_MAX)
+        if not data:
+            raise SandboxCrashed("the template exited")
+        message = json.loads(data)
+        if not isinstance(message, dict):
+            raise SandboxCrashed("malformed reply from the template")
+        return message
 
-    async def _send(self, message: dict[str, Any]) -> None:
-        assert self._proc and self._proc.stdin
-        self._proc.stdin.write((json.dumps(message) + "\n").encode())
-        await self._proc.stdin.drain()
+    async def _expect(self, op: str, timeout: float) -> dict[str, Any]:
+        reply = await asyncio.wait_for(self._recv(), timeout)
+        if reply.get("op") != op or (self._seq and reply.get("job", self._seq) != self._seq):
+            raise SandboxCrashed(f"template replied {reply.get('op')!r}, expected {op!r}")
+        return reply
+
+    def _control(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        if self._ctl is None:
+            raise SandboxCrashed("no template")
+        data = json.dumps(message).encode()
+        if fds:
+            socket.send_fds(self._ctl, [data], fds)
+        else:
+            self._ctl.send(data)
 
     async def cancel(self) -> None:
-        """Stop the running job, if any (the zygote kills it and replies as usual)."""
-        if self.busy and self._proc and self._proc.returncode is None:
-            with contextlib.suppress(Exception):
-                await self._send({"op": "cancel"})
+        """Stop the running job, if any (reported as cancelled)."""
+        if self._job is not None:
+            self._job.request_stop("cancelled")
 
     async def run(self, job_id: str, code: str, limits: Limits) -> RawOutcome:
         async with self._lock:
@@ -153,33 +276,213 @@ class Slot:
                 return await self._run(job_id, code, limits)
             finally:
                 self.busy = False
+                self._job = None
+
+    async def _restart(self) -> bool:
+        await self.close()
+        try:
+            await self.start()
+            return True
+        except Exception:
+            log.exception("slot %d: the template could not be restarted", self.index)
+            await self.close()
+            return False
 
     async def _run(self, job_id: str, code: str, limits: Limits) -> RawOutcome:
-        if self._proc is None or self._proc.returncode is not None:
-            await self.close()
-            await self.start()
-        job_dir = self._env().get("TORCHDRILL_JOB_DIR", "/tmp/job")
+        if self._proc is None or self._proc.returncode is not None or self._ctl is None:
+            if not await self._restart():
+                return _crashed(False)
+        try:
+            return await self._supervise(code, limits)
+        except (SandboxCrashed, OSError, TimeoutError, ValueError, KeyError, TypeError) as exc:
+            log.warning("slot %d: sandbox lost during job %s: %s", self.index, job_id, exc)
+            return _crashed(await self._restart())
+
+    def _fork_request(self, limits: Limits) -> dict[str, Any]:
+        job_dir = self._job_dir()
         env = {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": job_dir, "TMPDIR": job_dir,
                "USER": "sandbox", "MALLOC_ARENA_MAX": "2", "MPLCONFIGDIR": job_dir,
                "CUDA_VISIBLE_DEVICES": str(self.gpu.index) if self.gpu else ""}
-        request = {"op": "run", "job_id": job_id, "code": code, "limits": limits.to_dict(),
-                   "uid": self.job_uid, "job_dir": job_dir, "env": env,
-                   "address_space_limit": self.gpu is None}
+        mem = limits.memory_mb * 1024 * 1024
+        fallback = self.cgroup is None
+        return {"op": "fork", "job": self._seq, "uid": self.job_uid, "job_dir": job_dir,
+                "env": env, "limits": limits.to_dict(), "cgroup": not fallback,
+                "scratch": self.isolation.per_job_scratch,
+                "disk_bytes": self.disk_mb * 1024 * 1024, "shm_bytes": mem,
+                # without kernel limits, the old guards stand in (GPU slots: CUDA reserves
+                # huge address ranges, so no RLIMIT_AS there)
+                "rlimit_as_extra_bytes": mem if fallback and self.gpu is None else 0,
+                "rlimit_nproc": limits.max_procs if fallback else 0,
+                "watchdog_kb": limits.memory_mb * 1024 if fallback else 0}
+
+    async def _supervise(self, code: str, limits: Limits) -> RawOutcome:
+        loop = asyncio.get_running_loop()
+        self._seq += 1
+        cgroup = self.cgroup
+        before = None
+        if cgroup is not None:
+            if not cgroup.kill_all():
+                raise SandboxCrashed("the previous job's processes would not die")
+            cgroup.set_limits(limits.memory_mb, limits.max_procs)
+            cgroup.reset_peak()
+            before = cgroup.counters()
+            if self._oom_fd is not None:
+                with contextlib.suppress(BlockingIOError):
+                    os.eventfd_read(self._oom_fd)
+        job = self._job = _Job(int(limits.output_cap_bytes))
+        out_r, out_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        mine.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        mine.setblocking(False)
+        readers: list[int] = []
         try:
-            await self._send(request)
-            reply = await asyncio.wait_for(self._read(), limits.timeout_s + 30)
-        except (SandboxCrashed, ConnectionError, TimeoutError, ValueError) as exc:
-            log.warning("slot %d: sandbox lost during job %s: %s", self.index, job_id, exc)
-            await self.close()
-            return RawOutcome(None, "crashed", 0.0, b"", b"", False, None, None)
-        if reply.get("op") != "result":
-            log.error("slot %d: zygote error: %s", self.index, reply.get("error"))
-            return RawOutcome(None, "crashed", 0.0, b"", reply.get("error", "").encode(),
-                              False, None, None)
+            os.set_blocking(out_w, True)
+            os.set_blocking(err_w, True)
+            self._control(self._fork_request(limits), [theirs.fileno(), out_w, err_w])
+        finally:
+            theirs.close()
+            os.close(out_w)
+            os.close(err_w)
+        try:
+            await self._expect("forked", REPLY_TIMEOUT_S)
+            start = loop.time()
+            host_pid = await asyncio.wait_for(self._hello(mine), REPLY_TIMEOUT_S)
+            if host_pid is not None:
+                if cgroup is not None:
+                    cgroup.add(host_pid)
+                mine.send(code.encode())
+            for fd, buf in ((out_r, job.out), (err_r, job.err)):
+                loop.add_reader(fd, self._on_output, fd, buf)
+                readers.append(fd)
+            loop.add_reader(mine.fileno(), self._on_meta, mine)
+            readers.append(mine.fileno())
+            if self._oom_fd is not None:
+                loop.add_reader(self._oom_fd, self._on_oom)
+                readers.append(self._oom_fd)
+            exit_task = asyncio.ensure_future(self._expect("exit", limits.timeout_s + 3600))
+            try:
+                remaining = max(0.0, start + limits.timeout_s - loop.time())
+                done, _ = await asyncio.wait({exit_task, job.stop}, timeout=remaining,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if exit_task not in done:
+                    job.request_stop("timeout")
+                    self._kill()
+                    await asyncio.wait_for(asyncio.shield(exit_task), REPLY_TIMEOUT_S)
+                reply = exit_task.result()
+            finally:
+                if not exit_task.done():
+                    exit_task.cancel()
+            duration = loop.time() - start
+            if cgroup is not None and not cgroup.kill_all():  # what the snippet left behind
+                raise SandboxCrashed("the job's processes would not die")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(job.eof.wait(), 1.0)
+        finally:
+            for fd in readers:
+                loop.remove_reader(fd)
+            os.close(out_r)
+            os.close(err_r)
+            mine.close()
+        if not self.isolation.per_job_scratch:
+            self._control({"op": "clean", "dirs": self._dirs_to_clean()})
+            await self._expect("cleaned", REPLY_TIMEOUT_S)
+        return self._outcome(reply, job, duration, before)
+
+    def _dirs_to_clean(self) -> list[str]:
+        return ["/tmp", "/dev/shm"] if self._bwrapped else [os.path.dirname(self._job_dir())]
+
+    async def _hello(self, sock: socket.socket) -> int | None:
+        """The child's host pid, from the kernel (SCM_CREDENTIALS); None if it died first."""
+        loop = asyncio.get_running_loop()
+        ready = loop.create_future()
+        loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
+        try:
+            await ready
+        finally:
+            loop.remove_reader(sock.fileno())
+        data, ancillary, _, _ = sock.recvmsg(64, socket.CMSG_SPACE(struct.calcsize("3i")))
+        if not data:
+            return None
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                pid, _, _ = struct.unpack("3i", payload[:12])
+                return pid
+        raise SandboxCrashed("the job child sent no credentials")
+
+    def _kill(self) -> None:
+        if self._job is not None:
+            if self._job.killed:
+                return
+            self._job.killed = True
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+        with contextlib.suppress(OSError, SandboxCrashed):
+            self._control({"op": "kill"})
+
+    def _on_output(self, fd: int, buf: bytearray) -> None:
+        job = self._job
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if job is None:
+            return
+        if not chunk:
+            asyncio.get_running_loop().remove_reader(fd)
+            job.open_pipes -= 1
+            if job.open_pipes == 0:
+                job.eof.set()
+            return
+        job.take(buf, chunk)
+        if job.stop.done() and job.stop.result() == "output":
+            self._kill()
+
+    def _on_oom(self) -> None:
+        with contextlib.suppress(OSError):
+            os.eventfd_read(self._oom_fd)  # type: ignore[arg-type]
+        if self._job is not None:
+            self._job.request_stop("memory")
+            self._kill()
+
+    def _on_meta(self, sock: socket.socket) -> None:
+        job = self._job
+        try:
+            chunk = sock.recv(META_MAX_BYTES)  # a larger message is cut by the kernel
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if job is None or not chunk or job.meta_messages >= 16:
+            asyncio.get_running_loop().remove_reader(sock.fileno())
+            if job is not None and job.meta_messages >= 16:
+                log.warning("slot %d: job flooded its metadata channel; ignored", self.index)
+            return
+        job.meta_messages += 1
+        job.meta = bytearray(chunk[:META_MAX_BYTES])  # the last message wins
+
+    def _outcome(self, reply: dict[str, Any], job: _Job, duration: float,
+                 before: Any) -> RawOutcome:
+        status = reply.get("status")
+        exit_code = os.waitstatus_to_exitcode(int(status)) if status is not None else None
+        killed = job.stop.result() if job.stop.done() else None
+        if reply.get("killed") == "memory":
+            killed = killed or "memory"
+        peak_kb = int(reply.get("maxrss_kb") or 0)
+        pids_limited = False
+        if self.cgroup is not None and before is not None:
+            after = self.cgroup.counters()
+            if after.oom_kills > before.oom_kills and killed in (None, "memory"):
+                killed = "memory"
+            pids_limited = after.pids_max_hits > before.pids_max_hits
+            peak_kb = self.cgroup.peak_bytes() // 1024 or peak_kb
+        meta = parse_meta(bytes(job.meta))
+        cap = job.cap
         return RawOutcome(
-            exit_code=reply["exit_code"], killed=reply["killed"],
-            duration_s=float(reply["duration_s"]),
-            stdout=base64.b64decode(reply["stdout_b64"]),
-            stderr=base64.b64decode(reply["stderr_b64"]),
-            output_over_cap=bool(reply["output_over_cap"]), peak_rss_kb=reply["peak_rss_kb"],
-            gpu_max_allocated_bytes=reply.get("gpu_max_allocated_bytes"))
+            exit_code=exit_code, killed=killed, duration_s=duration,
+            stdout=bytes(job.out[:cap]), stderr=bytes(job.err[:max(0, cap - len(job.out))]),
+            output_over_cap=job.total > cap, peak_rss_kb=peak_kb or None,
+            gpu_max_allocated_bytes=meta.get("gpu_max_allocated_bytes"),
+            kernel_limits=self.cgroup is not None, pids_limited=pids_limited)

@@ -32,7 +32,8 @@ class RunnerSettings(BaseSettings):
     queue_cap: int = 50
     rate_per_minute: int = 5
     allow_weak_isolation: bool = False
-    job_uid_base: int = 61000  # slot N runs jobs as uid/gid base+N when the worker is root
+    job_uid_base: int = 61000  # first uid range tried; each instance locks its own 64 uids
+    instance: str | None = None  # names this runner's cgroup subtree; default: pid + random
     journal_path: Path = Path("data/runner-journal.sqlite3")
     warm: bool = True  # import torch once per slot and fork per job
     redis_url: str = Field(default="redis://127.0.0.1:6379/0",

@@ -1,39 +1,56 @@
-"""The warm interpreter inside the sandbox: imports torch once, forks one child per job.
+"""The template inside the sandbox: imports torch once, then only forks, one child per job.
 
 Standalone on purpose (stdlib only, no `runner` imports): it is bind-mounted alone into
-the bubblewrap sandbox, where the bot's source tree is not visible. It speaks JSON lines
-on stdin/stdout with the worker (`runner.sandbox`).
+the bubblewrap sandbox, where the bot's source tree is not visible.
 
-Why a zygote: `import torch` costs seconds, a fork costs milliseconds. The zygote itself
-runs inside the namespaces (no network, private /tmp, minimal read-only filesystem, its
-own PID namespace); each job child then drops to an unprivileged uid, gets rlimits, a fresh
-job directory and a new session. CUDA is never touched here, only in children.
+A clean template: this process never holds job data. The worker (`runner.sandbox`) sends
+it, over a unix socket, a fork request with three fresh file descriptors (a job socket,
+stdout and stderr pipes) and the numeric limits. The template forks and closes its copies
+at once. The child then gets its code from the worker over the job socket, and its output
+and metadata go straight back to the worker. So a job's memory image is a copy of a
+process that has only ever imported torch. What the template reports is integers: the
+child's pid, its wait status and rusage.
+
+Each job child, before the snippet runs: a new session, new IPC and mount namespaces,
+fresh size-capped tmpfs mounts on /tmp and /dev/shm (gone with the namespace when the job
+ends), the capability bounding set emptied, an unprivileged per-slot uid, rlimits,
+no_new_privs and a second, stricter seccomp filter. CUDA is never touched here, only in
+children.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import ctypes
 import json
 import os
 import resource
 import selectors
-import shutil
 import signal
+import socket
+import stat
 import sys
 import time
 import traceback
 
 PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
-JOB_DIR = os.environ.get("TORCHDRILL_JOB_DIR", "/tmp/job")
-PROTOCOL_OUT = sys.stdout
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+MS_NOSUID, MS_NODEV, MS_RDONLY = 2, 4, 1
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MAX_CODE_BYTES = 1 << 20
+META_FD = 3
+KEEP = [p for p in os.environ.get("TORCHDRILL_KEEP", "").split(os.pathsep) if p]
+KEEP_SOURCE = "/opt/torchdrill/keep"  # where bwrap also binds installs that live under /tmp
+libc = ctypes.CDLL(None, use_errno=True)
 
 
-def send(message: dict) -> None:
-    PROTOCOL_OUT.write(json.dumps(message) + "\n")
-    PROTOCOL_OUT.flush()
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
 def warm_up() -> bool:
@@ -45,9 +62,12 @@ def warm_up() -> bool:
         import torch.nn
         import torch.nn.functional
         import torch.optim
+        import torch.utils.data  # noqa: F401
     except ImportError:
         return False
     with contextlib.suppress(Exception):
+        import multiprocessing.pool  # noqa: F401
+
         import numpy  # noqa: F401
     x = torch.randn(4, 4, requires_grad=True)
     (x @ x).relu().sum().backward()
@@ -56,27 +76,167 @@ def warm_up() -> bool:
     return True
 
 
-def vm_size_kb() -> int:
+def check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    check(libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
+                     ctypes.c_ulong(flags), data.encode() if data else None), f"mount {target}")
+
+
+def fresh_scratch(req: dict) -> None:
+    """New IPC + mount namespaces, and empty tmpfs on /tmp and /dev/shm for this job only."""
+    check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+    flags = MS_NOSUID | MS_NODEV
+    mount("tmpfs", "/tmp", "tmpfs", flags, f"size={int(req['disk_bytes'])},mode=1777")
+    mount("tmpfs", "/dev/shm", "tmpfs", flags, f"size={int(req['shm_bytes'])},mode=1777")
+    for i, path in enumerate(KEEP):  # a Python install living under /tmp is bound again
+        if path.startswith("/tmp/"):
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            mount(f"{KEEP_SOURCE}/{i}", path, None, MS_BIND | MS_REC, None)
+            mount("none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY, None)
+
+
+def drop_privileges(uid: int | None) -> None:
+    if os.geteuid() == 0:
+        for cap in range(64):
+            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                break  # past the last capability this kernel knows
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)  # clears permitted, effective and ambient capabilities
+
+
+def apply_limits(req: dict) -> None:
+    limits = req["limits"]
+    cpu = int(limits["cpu_time_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    fsize = int(limits["file_size_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    if req.get("rlimit_as_extra_bytes"):  # only without a memory cgroup, on CPU slots
+        cap = vm_size_bytes() + int(req["rlimit_as_extra_bytes"])
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    if req.get("rlimit_nproc"):  # only without a pids cgroup
+        n = int(req["rlimit_nproc"])
+        resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+
+
+def vm_size_bytes() -> int:
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith("VmSize:"):
-                return int(line.split()[1])
+                return int(line.split()[1]) * 1024
     return 0
 
 
-def proc_info(pid: int) -> tuple[int, int, str] | None:
-    """(uid, rss_kb, state) of a process, or None if it is gone."""
+def load_filter(bpf: bytes) -> None:
+    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if not bpf:
+        return
+    buf = ctypes.create_string_buffer(bpf, len(bpf))
+    prog = SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+
+
+def receive_code(sock: socket.socket) -> str:
+    sock.send(b"hello")  # the worker reads our host pid from SCM_CREDENTIALS, moves us
+    data = sock.recv(MAX_CODE_BYTES)  # into the job's cgroup, then sends the code
+    if not data:
+        os._exit(125)
+    return data.decode("utf-8", errors="replace")
+
+
+def send_meta(meta: dict[str, int]) -> None:
+    """Integers only, one short message; the worker ignores anything else."""
+    line = "\n".join(f"{k}={int(v)}" for k, v in meta.items()).encode()[:1024]
+    with contextlib.suppress(BaseException):
+        os.set_blocking(META_FD, False)
+        os.write(META_FD, line or b"none=0")
+
+
+def child_main(req: dict, fds: list[int], job_bpf: bytes) -> None:
+    """Runs in the forked child: set up, get the code, run it, never return."""
+    code = 1
+    try:
+        os.setsid()
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        job_sock, out_w, err_w = fds
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.dup2(job_sock, META_FD)
+        os.closerange(META_FD + 1, 65536)
+        sock = socket.socket(fileno=os.dup(META_FD))
+        source = receive_code(sock)
+        sock.detach()
+        if req.get("scratch"):
+            fresh_scratch(req)
+        job_dir, uid = req["job_dir"], req.get("uid")
+        os.makedirs(job_dir, mode=0o700, exist_ok=True)
+        if uid is not None and os.geteuid() == 0:
+            os.chown(job_dir, uid, uid)
+        drop_privileges(uid)
+        os.chdir(job_dir)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGXCPU, signal.SIGTERM,
+                    signal.SIGCHLD, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        apply_limits(req)
+        load_filter(job_bpf)
+        os.environ.clear()
+        os.environ.update(req["env"])
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", buffering=1, encoding="utf-8",  # noqa: SIM115
+                          errors="backslashreplace", closefd=False)
+        sys.stderr = open(2, "w", buffering=1, encoding="utf-8",  # noqa: SIM115
+                          errors="backslashreplace", closefd=False)
+        sys.argv = ["snippet.py"]
+        sys.path[0] = job_dir
+        glb = {"__name__": "__main__", "__file__": "snippet.py", "__builtins__": __builtins__}
+        try:
+            exec(compile(source, "snippet.py", "exec"), glb)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if exc.code is not None and not isinstance(exc.code, int):
+                print(exc.code, file=sys.stderr)
+        except BaseException as exc:
+            tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide this frame
+            traceback.print_exception(type(exc), exc, tb)
+            code = 1
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        meta: dict[str, int] = {}
+        torch = sys.modules.get("torch")
+        with contextlib.suppress(BaseException):
+            if torch is not None and torch.cuda.is_initialized():
+                meta["gpu_max_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
+        send_meta(meta)
+    except BaseException as exc:  # our own setup failed: say what, briefly, no traceback
+        with contextlib.suppress(BaseException):
+            os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
+        code = 126
+    os._exit(code & 0xFF)
+
+
+def proc_uid_state(pid: int) -> tuple[int, str] | None:
     try:
         with open(f"/proc/{pid}/status") as f:
-            uid, rss, state = -1, 0, "?"
+            uid, state = -1, "?"
             for line in f:
                 if line.startswith("Uid:"):
                     uid = int(line.split()[1])
-                elif line.startswith("VmRSS:"):
-                    rss = int(line.split()[1])
                 elif line.startswith("State:"):
                     state = line.split()[1]
-            return uid, rss, state
+            return uid, state
     except (OSError, ValueError, IndexError):
         return None
 
@@ -93,10 +253,10 @@ def pss_kb(pid: int) -> int:
 
 
 class Jobs:
-    """Finds the processes that belong to the current job, to measure and to kill them."""
+    """Fallback (no cgroups): finds the job's processes, to measure and to kill them."""
 
     def __init__(self, namespaced: bool, job_uid: int | None) -> None:
-        self.namespaced = namespaced  # inside our own PID namespace: all but us and pid 1 are jobs
+        self.namespaced = namespaced  # our own PID namespace: all but us and pid 1 are jobs
         self.job_uid = job_uid
         self.me = os.getpid()
 
@@ -105,261 +265,168 @@ class Jobs:
             return [main_pid]
         found = []
         for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            pid = int(name)
-            if pid in (1, self.me):
+            if not name.isdigit() or int(name) in (1, self.me):
                 continue
             if self.namespaced:
-                found.append(pid)
+                found.append(int(name))
             else:
-                info = proc_info(pid)
+                info = proc_uid_state(int(name))
                 if info and info[0] == self.job_uid:
-                    found.append(pid)
+                    found.append(int(name))
         return found
 
-    def rss_kb(self, main_pid: int) -> int:
-        """Proportional set size of the job: pages shared by forks count once, not N times."""
-        total = 0
-        for pid in self.pids(main_pid):
-            total += pss_kb(pid)
-        return total
+    def pss_kb(self, main_pid: int) -> int:
+        return sum(pss_kb(pid) for pid in self.pids(main_pid))
 
     def kill_all(self, main_pid: int) -> None:
-        """Kill the job's session and every process it left behind, until none is alive."""
         with contextlib.suppress(OSError):
             os.killpg(main_pid, signal.SIGKILL)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             alive = []
             for pid in self.pids(main_pid):
-                info = proc_info(pid)
-                if info and info[2] != "Z":
+                info = proc_uid_state(pid)
+                if info and info[1] != "Z" and pid != self.me:
                     alive.append(pid)
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
             if not alive:
                 return
-            time.sleep(0.01)
+            time.sleep(0.005)
 
 
-def child_main(req: dict, out_w: int, err_w: int, meta_w: int, base_vm_kb: int) -> None:
-    """Runs in the forked child: drop privileges, apply limits, run the snippet, never return."""
-    code = 1
-    try:
-        os.setsid()
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        os.dup2(meta_w, 3)
-        os.closerange(4, 65536)
-        os.chdir(req["job_dir"])
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGXCPU, signal.SIGTERM, signal.SIGCHLD):
-            signal.signal(sig, signal.SIG_DFL)
-        limits = req["limits"]
-        mem = int(limits["memory_mb"]) * 1024 * 1024
-        cpu = int(limits["cpu_time_s"])
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        fsize = int(limits["file_size_mb"]) * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-        if req.get("address_space_limit"):
-            # CUDA reserves huge virtual ranges, so GPU slots rely on the RSS watchdog only.
-            cap = base_vm_kb * 1024 + mem
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        uid = req.get("uid")
-        if uid is not None and os.geteuid() == 0:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-        nproc = int(limits["max_procs"])
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        os.environ.clear()
-        os.environ.update(req["env"])
-        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", buffering=1, encoding="utf-8",  # noqa: SIM115
-                          errors="backslashreplace", closefd=False)
-        sys.stderr = open(2, "w", buffering=1, encoding="utf-8",  # noqa: SIM115
-                          errors="backslashreplace", closefd=False)
-        sys.argv = ["snippet.py"]
-        sys.path[0] = req["job_dir"]
-        glb = {"__name__": "__main__", "__file__": "snippet.py", "__builtins__": __builtins__}
+def remove_tree(top: str) -> None:
+    """Empty a directory without recursion (a member's 10,000-deep tree cannot break it)."""
+    stack = [top]
+    while stack:
+        path = stack[-1]
         try:
-            exec(compile(req["code"], "snippet.py", "exec"), glb)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            if exc.code is not None and not isinstance(exc.code, int):
-                print(exc.code, file=sys.stderr)
-        except BaseException as exc:
-            tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide this frame
-            traceback.print_exception(type(exc), exc, tb)
-            code = 1
-        with contextlib.suppress(BaseException):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        meta: dict = {}
-        torch = sys.modules.get("torch")
-        with contextlib.suppress(BaseException):
-            if torch is not None and torch.cuda.is_initialized():
-                meta["gpu_max_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
-        with contextlib.suppress(BaseException):
-            os.write(3, json.dumps(meta).encode())
-    except BaseException:
-        with contextlib.suppress(BaseException):
-            os.write(2, traceback.format_exc().encode())
-    os._exit(code & 0xFF)
-
-
-KEEP = [p for p in os.environ.get("TORCHDRILL_KEEP", "").split(os.pathsep) if p]
-
-
-def wipe(directory: str) -> None:
-    """Empty a scratch directory, sparing the read-only interpreter mounts inside it."""
-    if not os.path.isdir(directory):
-        return
-    for name in os.listdir(directory):
-        path = os.path.join(directory, name)
-        if path in KEEP:
+            entries = list(os.scandir(path))
+        except OSError:
+            stack.pop()
             continue
-        if any(keep.startswith(path + "/") for keep in KEEP):
-            wipe(path)
-            continue
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        pushed = False
+        for entry in entries:
+            full = entry.path
+            if full in KEEP or any(k.startswith(full + "/") for k in KEEP):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(full)
+                    pushed = True
+                else:
+                    os.unlink(full)
+            except OSError:
+                pass
+        if not pushed:
+            stack.pop()
+            if path != top:
+                with contextlib.suppress(OSError):
+                    os.rmdir(path)
 
 
-def run_job(req: dict, jobs: Jobs) -> dict:
-    limits = req["limits"]
-    job_dir = req["job_dir"]
-    shutil.rmtree(job_dir, ignore_errors=True)
-    os.makedirs(job_dir, mode=0o700)
-    if req.get("uid") is not None and os.geteuid() == 0:
-        os.chown(job_dir, req["uid"], req["uid"])
-    pipes = [os.pipe() for _ in range(3)]
-    base_vm = vm_size_kb()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    start = time.monotonic()
+def clean_shared_scratch(tops: list[str]) -> None:
+    """Fallback without per-job tmpfs: empty the scratch space in a short-lived child, so
+    the names the member made never enter the template's memory."""
     pid = os.fork()
     if pid == 0:
-        for r, _ in pipes:
-            os.close(r)
-        child_main(req, pipes[0][1], pipes[1][1], pipes[2][1], base_vm)
-    for _, w in pipes:
-        os.close(w)
-    out_r, err_r, meta_r = (r for r, _ in pipes)
-    cap = int(limits["output_cap_bytes"])
-    mem_cap_kb = int(limits["memory_mb"]) * 1024
-    base_rss_kb = jobs.rss_kb(pid)  # pages shared with the zygote are not the job's doing
-    deadline = start + float(limits["timeout_s"])
-    buffers = {out_r: bytearray(), err_r: bytearray(), meta_r: bytearray()}
-    sel = selectors.DefaultSelector()
-    for fd in buffers:
-        sel.register(fd, selectors.EVENT_READ)
-    sel.register(sys.stdin, selectors.EVENT_READ)
-    killed: str | None = None
-    status: int | None = None
-    rusage = None
-    peak_kb = 0
-    next_poll = 0.0
-    while status is None:
-        now = time.monotonic()
-        for key, _ in sel.select(timeout=0.05):
-            if key.fileobj is sys.stdin:
-                line = sys.stdin.readline()
-                if not line or json.loads(line).get("op") == "cancel":
-                    killed = killed or "cancelled"
-                    jobs.kill_all(pid)
-                    sel.unregister(sys.stdin)
-                continue
-            fd = key.fd
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                sel.unregister(fd)
-                continue
-            buffers[fd] += chunk
-            if len(buffers[out_r]) + len(buffers[err_r]) > cap and not killed:
-                killed = "output"
-                jobs.kill_all(pid)
-        done, st, ru = os.wait4(pid, os.WNOHANG)
-        if done:
-            status, rusage = st, ru
-            break
-        if now >= next_poll:
-            next_poll = now + 0.05
-            rss = jobs.rss_kb(pid)
-            peak_kb = max(peak_kb, rss)
-            if rss - base_rss_kb > mem_cap_kb and not killed:
-                killed = "memory"
-                jobs.kill_all(pid)
-        if now >= deadline and not killed:
-            killed = "timeout"
-            jobs.kill_all(pid)
-    duration = time.monotonic() - start
-    jobs.kill_all(pid)  # whatever the snippet left behind dies with the job
-    drain_until = time.monotonic() + 1.0
-    while sel.get_map() and time.monotonic() < drain_until:
-        for key, _ in sel.select(timeout=0.05):
-            if key.fileobj is sys.stdin:
-                sel.unregister(sys.stdin)
-                continue
-            chunk = os.read(key.fd, 65536)
-            if chunk:
-                buffers[key.fd] += chunk
+        code = 0
+        try:
+            for top in tops:
+                if os.path.isdir(top) and stat.S_ISDIR(os.lstat(top).st_mode):
+                    remove_tree(top)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.waitpid(pid, 0)
+
+
+class Template:
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
+        self.namespaced = os.environ.get("TORCHDRILL_NAMESPACED") == "1"
+        job_uid = os.environ.get("TORCHDRILL_JOB_UID")
+        self.jobs = Jobs(self.namespaced, int(job_uid) if job_uid and os.geteuid() == 0 else None)
+        self.job_bpf = b""
+        fd = os.environ.get("TORCHDRILL_JOB_BPF_FD")
+        if fd:
+            with os.fdopen(int(fd), "rb") as f:
+                self.job_bpf = f.read()
+
+    def send(self, message: dict) -> None:
+        self.control.send(json.dumps(message).encode())
+
+    def run(self) -> None:
+        warm = warm_up()
+        self.send({"op": "ready", "pid": os.getpid(), "torch": warm, "uid": os.geteuid()})
+        while True:
+            msg, fds, _, _ = socket.recv_fds(self.control, 65536, 8)
+            if not msg:
+                return
+            req = json.loads(msg)
+            if req.get("op") == "fork" and len(fds) == 3:
+                self.job(req, fds)
+            elif req.get("op") == "kill" and not fds:
+                continue  # the job it meant has already ended
+            elif req.get("op") == "clean" and not fds:
+                clean_shared_scratch([str(p) for p in req.get("dirs", [])])
+                self.send({"op": "cleaned"})
             else:
-                sel.unregister(key.fd)
-        if set(sel.get_map()) <= {sys.stdin.fileno()}:
-            break
-    sel.close()
-    for fd in buffers:
-        os.close(fd)
-    shutil.rmtree(job_dir, ignore_errors=True)
-    if jobs.namespaced:  # private scratch space: nothing may leak into the next job
-        for scratch in ("/dev/shm", "/tmp"):
-            wipe(scratch)
-    try:
-        meta = json.loads(buffers[meta_r] or b"{}")
-    except ValueError:
-        meta = {}
-    out, err = bytes(buffers[out_r]), bytes(buffers[err_r])
-    return {
-        "op": "result", "job_id": req["job_id"],
-        "exit_code": os.waitstatus_to_exitcode(status) if status is not None else None,
-        "killed": killed, "duration_s": duration,
-        "peak_rss_kb": max(peak_kb, rusage.ru_maxrss if rusage else 0),
-        "stdout_b64": base64.b64encode(out[:cap]).decode(),
-        "stderr_b64": base64.b64encode(err[:cap]).decode(),
-        "output_over_cap": len(out) + len(err) > cap,
-        "gpu_max_allocated_bytes": meta.get("gpu_max_allocated_bytes"),
-    }
+                for fd in fds:
+                    os.close(fd)
+                self.send({"op": "error", "error": f"unexpected request {req.get('op')!r}"})
+
+    def job(self, req: dict, fds: list[int]) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            self.control.close()
+            child_main(req, fds, self.job_bpf)
+        for fd in fds:
+            os.close(fd)
+        pidfd = os.pidfd_open(pid)
+        self.send({"op": "forked", "job": req["job"], "pid": pid})
+        watchdog_kb = int(req.get("watchdog_kb") or 0)
+        sel = selectors.DefaultSelector()
+        sel.register(pidfd, selectors.EVENT_READ)
+        sel.register(self.control, selectors.EVENT_READ)
+        killed = None
+        peak_kb = 0
+        base_kb = self.jobs.pss_kb(pid) if watchdog_kb else 0  # pages shared with us
+        while True:
+            events = sel.select(timeout=0.05 if watchdog_kb else None)
+            if any(key.fd == pidfd for key, _ in events):
+                break
+            if any(key.fileobj is self.control for key, _ in events):
+                msg = self.control.recv(4096)
+                if not msg:
+                    self.jobs.kill_all(pid)
+                    os._exit(0)
+                if json.loads(msg).get("op") == "kill":
+                    self.jobs.kill_all(pid)
+            if watchdog_kb:  # fallback only: the kernel's memory cgroup is the real limit
+                used = self.jobs.pss_kb(pid) - base_kb
+                peak_kb = max(peak_kb, used)
+                if used > watchdog_kb and not killed:
+                    killed = "memory"
+                    self.jobs.kill_all(pid)
+        sel.close()
+        _, status, usage = os.wait4(pid, 0)
+        os.close(pidfd)
+        if not req.get("cgroup"):
+            self.jobs.kill_all(pid)  # whatever the snippet left behind dies with the job
+        self.send({"op": "exit", "job": req["job"], "status": status, "killed": killed,
+                   "maxrss_kb": max(int(usage.ru_maxrss), peak_kb)})
 
 
 def main() -> None:
-    namespaced = os.environ.get("TORCHDRILL_NAMESPACED") == "1"
-    job_uid = os.environ.get("TORCHDRILL_JOB_UID")
-    warm = warm_up()
-    jobs = Jobs(namespaced, int(job_uid) if job_uid and os.geteuid() == 0 else None)
-    send({"op": "ready", "pid": os.getpid(), "torch": warm, "uid": os.geteuid()})
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        if req.get("op") == "ping":
-            send({"op": "pong"})
-        elif req.get("op") == "run":
-            try:
-                send(run_job(req, jobs))
-            except Exception:
-                send({"op": "error", "job_id": req.get("job_id"), "error": traceback.format_exc()})
+    control = socket.socket(fileno=int(os.environ["TORCHDRILL_CONTROL_FD"]))
+    try:
+        Template(control).run()
+    except Exception:
+        traceback.print_exc()  # to the worker's log, never to a member
+        sys.exit(1)
 
 
 if __name__ == "__main__":
