@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -188,15 +189,23 @@ def runner_worker(
         overrides["cpu_slots"] = cpu_slots
     if redis_url:
         overrides["redis_url"] = redis_url
+    from bot.observability import failures
     from bot.observability.logs import setup_logging
 
     settings = get_settings()
+    if redis_url:
+        settings.redis_url = redis_url
     setup_logging(settings.log_level, settings.log_json, settings=settings)
     try:
         run_worker(RunnerSettings(**overrides))
     except WeakIsolationError as exc:
         err_console.print(str(exc), markup=False)
         raise typer.Exit(code=2) from exc
+    except Exception as exc:  # e.g. no Redis there: one line, exit 1
+        json_logs = settings.log_json if settings.log_json is not None else not sys.stderr.isatty()
+        if not failures.report(exc, settings, json=json_logs):
+            raise
+        raise typer.Exit(code=1) from None
 
 
 @runner_app.command("isolation")
@@ -259,11 +268,19 @@ def slack_manifest(
 def serve() -> None:
     """Run the bot: Discord and/or Slack when tokens are configured, else the console playground."""
     import asyncio
+    import logging
 
     from bot.app import serve as serve_app
+    from bot.observability import failures
+    from bot.observability.logs import setup_logging
     from bot.storage.db import NotMigratedError
 
     settings = get_settings()
+    json_logs = False
+    if settings.discord_token or settings.slack_bot_token:  # before anything logs (banks)
+        json_logs = settings.log_json if settings.log_json is not None else not sys.stderr.isatty()
+        setup_logging(settings.log_level, json_logs, settings=settings)
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # the schema check's chatter
     try:
         asyncio.run(serve_app(settings))
     except (NotMigratedError, ConfigError) as exc:
@@ -271,6 +288,10 @@ def serve() -> None:
         raise typer.Exit(code=1) from exc
     except KeyboardInterrupt:
         pass
+    except Exception as exc:  # unreachable database or platform: one line, exit 1
+        if not failures.report(exc, settings, json=json_logs):
+            raise
+        raise typer.Exit(code=1) from None
 
 
 @app.command()

@@ -8,14 +8,9 @@ shared server other tests use is never touched.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -27,70 +22,14 @@ from bot.core.service import Drill
 from bot.storage.db import Database, is_transient, migrate
 from bot.storage.models import Answer
 from tests.conftest import RecordingPublisher, make_library
+from tests.pg_cluster import Cluster, needs_server_binaries, private_cluster
 
-BIN = Path("/usr/lib/postgresql/15/bin")
-pytestmark = pytest.mark.skipif(
-    not (BIN / "pg_ctl").exists() or shutil.which("runuser") is None or os.geteuid() != 0,
-    reason="needs PostgreSQL 15 server binaries and root (to run them as postgres)",
-)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Cluster:
-    def __init__(self, root: Path) -> None:
-        self.data = root / "data"
-        self.port = _free_port()
-        self.url = f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres"
-
-    def _ctl(self, *args: str, timeout: float = 30) -> None:
-        subprocess.run(
-            ["runuser", "-u", "postgres", "--", str(BIN / "pg_ctl"), "-D", str(self.data), "-w",
-             "-t", "20", *args],
-            check=True, capture_output=True, timeout=timeout,
-        )
-
-    def init(self) -> None:
-        self.data.parent.mkdir(parents=True, exist_ok=True)
-        shutil.chown(self.data.parent, "postgres")
-        subprocess.run(
-            ["runuser", "-u", "postgres", "--", str(BIN / "initdb"), "-D", str(self.data),
-             "-A", "trust", "-U", "postgres", "--no-sync"],
-            check=True, capture_output=True, timeout=60,
-        )
-        self.start()
-
-    def start(self) -> None:
-        opts = f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.data} -c fsync=off"
-        self._ctl("-o", opts, "-l", str(self.data / "log"), "start")
-
-    def restart(self) -> None:
-        self._ctl("-m", "fast", "-l", str(self.data / "log"), "restart")
-
-    def stop(self) -> None:
-        self._ctl("-m", "immediate", "stop")
+pytestmark = needs_server_binaries
 
 
 @pytest.fixture
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    root = Path("/tmp") / f"td-pg-{os.getpid()}-{random.randrange(10**6)}"
-    c = Cluster(root)
-    try:
-        c.init()
-    except (subprocess.SubprocessError, OSError) as exc:
-        shutil.rmtree(root, ignore_errors=True)
-        pytest.skip(f"cannot start a private PostgreSQL cluster: {exc}")
-    try:
-        yield c
-    finally:
-        try:
-            c.stop()
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
+def cluster() -> Iterator[Cluster]:
+    yield from private_cluster()
 
 
 async def test_restart_during_a_burst_of_clicks_loses_no_click(cluster: Cluster, caplog) -> None:

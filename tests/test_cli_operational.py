@@ -1,0 +1,115 @@
+"""Set-up failures say one line naming what and where, and exit 1; logging is configured
+before anything logs, so in JSON mode every stderr line is JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.storage.db import migrate
+from tests.pg_cluster import Cluster, needs_server_binaries, private_cluster
+
+REPO = Path(__file__).resolve().parents[1]
+CLOSED = "127.0.0.1:1"  # nothing listens on port 1
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("DISCORD_", "SLACK_", "DATABASE_", "LOG_", "REDIS_", "RUNNER_"))}
+    env = {"RUNNER_BACKEND": "embedded", "HTTP_PORT": "0", "LOG_JSON": "0", **env}
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args], cwd=REPO, env={**base, **env},
+        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr and "╭" not in result.stderr, result.stderr[-2000:]
+    lines = result.stderr.strip().splitlines()
+    return lines[-1]
+
+
+@pytest.fixture
+def migrated(tmp_path: Path) -> str:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'ok.db'}"
+    migrate(url)
+    return url
+
+
+def test_closed_postgres_port() -> None:
+    url = f"postgresql+asyncpg://postgres@{CLOSED}/test"
+    result = run_cli(["serve"], {"DATABASE_URL": url})
+    assert result.stderr.strip().splitlines() == [
+        f"cannot use the database at {url}: [Errno 111] Connect call failed ('127.0.0.1', 1)"
+    ]
+    assert result.returncode == 1
+
+
+@pytest.mark.postgres
+def test_missing_postgres_database(pg_url: str) -> None:
+    url = pg_url.rsplit("/", 1)[0] + "/no_such_database_here"
+    line = one_line(run_cli(["serve"], {"DATABASE_URL": url}))
+    assert line == f'cannot use the database at {url}: database "no_such_database_here" does not exist'
+
+
+def test_sqlite_file_that_cannot_be_created() -> None:
+    url = "sqlite+aiosqlite:////proc/no-such-dir/torchdrill.db"
+    line = one_line(run_cli(["serve"], {"DATABASE_URL": url}))
+    assert line.startswith(f"cannot use the database at {url}: ") and "/proc/no-such-dir" in line
+
+
+@pytest.fixture
+def locked_cluster() -> Iterator[Cluster]:
+    yield from private_cluster(password="right-horse")
+
+
+@needs_server_binaries
+def test_wrong_postgres_password_is_named_and_never_printed(locked_cluster: Cluster) -> None:
+    url = f"postgresql+asyncpg://postgres:wrong-battery@127.0.0.1:{locked_cluster.port}/postgres"
+    result = run_cli(["serve"], {"DATABASE_URL": url})
+    line = one_line(result)
+    shown = f"postgresql+asyncpg://postgres:***@127.0.0.1:{locked_cluster.port}/postgres"
+    assert line == f'cannot use the database at {shown}: password authentication failed for user "postgres"'
+    assert "wrong-battery" not in result.stderr + result.stdout
+
+
+def test_unreachable_discord_api(migrated: str) -> None:
+    api = f"http://{CLOSED}/api/v10"
+    result = run_cli(["serve"], {"DATABASE_URL": migrated, "DISCORD_TOKEN": "t0ken", "DISCORD_API_BASE_URL": api})
+    assert one_line(result) == f"cannot reach the Discord API at {api}: [Errno 111] Connect call failed ('127.0.0.1', 1)"
+
+
+def test_debug_keeps_the_traceback(migrated: str) -> None:
+    url = f"postgresql+asyncpg://postgres@{CLOSED}/test"
+    result = run_cli(["serve"], {"DATABASE_URL": url, "LOG_LEVEL": "DEBUG"})
+    assert result.returncode == 1 and "Traceback" in result.stderr
+    assert f"cannot use the database at {url}" in result.stderr
+
+
+def test_worker_without_redis() -> None:
+    result = run_cli(["runner", "worker", "--cpu-slots", "1", "--gpus", ""],
+                     {"REDIS_URL": f"redis://{CLOSED}/0"})
+    assert one_line(result) == f"cannot reach Redis at redis://{CLOSED}/0: [Errno 111] Connect call failed ('127.0.0.1', 1)"
+
+
+def test_json_logs_from_the_first_line_with_a_bad_bank(migrated: str, tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "broken.yaml").write_text("id: broken\ntitle: [unclosed\n", encoding="utf-8")
+    api = f"http://{CLOSED}/api/v10"
+    result = run_cli(["serve"], {
+        "DATABASE_URL": migrated, "CONTENT_DIR": str(content), "LOG_JSON": "1",
+        "DISCORD_TOKEN": "t0ken", "DISCORD_API_BASE_URL": api,
+    })
+    assert result.returncode == 1
+    records = [json.loads(line) for line in result.stderr.splitlines()]  # every line is JSON
+    messages = [r["msg"] for r in records]
+    assert any("broken.yaml" in m for m in messages), messages
+    assert records[-1]["level"] == "ERROR" and records[-1]["msg"].startswith(f"cannot reach the Discord API at {api}")
