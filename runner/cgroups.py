@@ -179,12 +179,13 @@ class Counters:
 
 
 class JobCgroup:
-    """The cgroup(s) one slot's jobs run in: limits, membership, counters, cleanup."""
+    """The cgroup(s) of one job: fresh per job, so no charge of an earlier job (a SysV
+    segment whose namespace is still being torn down, say) counts against the next."""
 
-    def __init__(self, mechanism: Mechanism, slot: int) -> None:
+    def __init__(self, mechanism: Mechanism, name: str) -> None:
         self.mechanism = mechanism
-        self.memory = mechanism.memory / f"slot{slot}"
-        self.pids = mechanism.pids / f"slot{slot}"
+        self.memory = mechanism.memory / name
+        self.pids = mechanism.pids / name
 
     def create(self) -> None:
         for top in {self.mechanism.memory, self.mechanism.pids}:

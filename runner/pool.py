@@ -47,10 +47,9 @@ class LocalPool:
 
     def _slot(self, index: int, gpu: Gpu | None) -> Slot:
         s = self.settings
-        cgroup = cgroups.JobCgroup(self.mechanism, index) if self.mechanism else None
         uid = self.uids.uid(index) if self.uids else s.job_uid_base + index
         return Slot(index, self.isolation, gpu=gpu, job_uid=uid, disk_mb=s.disk_mb,
-                    warm=s.warm, cgroup=cgroup)
+                    warm=s.warm, cgroups=self.mechanism)
 
     @property
     def has_gpu(self) -> bool:
@@ -59,6 +58,9 @@ class LocalPool:
     async def start(self) -> None:
         if not self.slots:
             raise RuntimeError("no slots: set RUNNER_CPU_SLOTS >= 1 or give the worker GPUs")
+        if self.mechanism:
+            for top in {self.mechanism.memory, self.mechanism.pids}:
+                top.mkdir(exist_ok=True)
         await asyncio.gather(*(s.start() for s in self.slots))
 
     async def close(self) -> None:

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner import syscall_filter
-from runner.cgroups import JobCgroup
-
+from runner.cgroups import JobCgroup, Mechanism
 from runner.isolation import (
     ZYGOTE_IN_SANDBOX,
     ZYGOTE_SOURCE,
@@ -128,7 +127,7 @@ class _Job:
 class Slot:
     def __init__(self, index: int, isolation: Isolation, *, gpu: Gpu | None = None,
                  job_uid_base: int = 61000, disk_mb: int = 64, warm: bool = True,
-                 job_uid: int | None = None, cgroup: JobCgroup | None = None) -> None:
+                 job_uid: int | None = None, cgroups: Mechanism | None = None) -> None:
         self.index = index
         self.gpu = gpu
         self.isolation = isolation
@@ -136,7 +135,8 @@ class Slot:
         self.job_uid = uid if isolation.root else None
         self.disk_mb = disk_mb
         self.warm = warm
-        self.cgroup = cgroup
+        self.cgroups = cgroups
+        self.cgroup: JobCgroup | None = None  # the running job's
         self.busy = False
         self.torch_warm = False
         self._proc: asyncio.subprocess.Process | None = None
@@ -209,9 +209,6 @@ class Slot:
             theirs.detach()
         mine.setblocking(False)
         self._ctl = mine
-        if self.cgroup is not None:
-            self.cgroup.create()
-            self._oom_fd = self.cgroup.oom_eventfd()
         ready = await asyncio.wait_for(self._recv(), READY_TIMEOUT_S)
         if ready.get("op") != "ready":
             raise SandboxCrashed(f"template said {ready.get('op')!r} instead of ready")
@@ -229,14 +226,27 @@ class Slot:
                 proc.kill()
             with contextlib.suppress(Exception):
                 await proc.wait()
-        if self.cgroup is not None:
-            self.cgroup.kill_all()
-        if self._oom_fd is not None:
-            os.close(self._oom_fd)
-            self._oom_fd = None
+        self._drop_cgroup()
         if self._scratch:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+
+    def _new_cgroup(self, limits: Limits) -> JobCgroup | None:
+        if self.cgroups is None:
+            return None
+        self.cgroup = JobCgroup(self.cgroups, f"slot{self.index}-job{self._seq}")
+        self.cgroup.create()
+        self.cgroup.set_limits(limits.memory_mb, limits.max_procs)
+        self._oom_fd = self.cgroup.oom_eventfd()
+        return self.cgroup
+
+    def _drop_cgroup(self) -> None:
+        if self._oom_fd is not None:
+            os.close(self._oom_fd)
+            self._oom_fd = None
+        cgroup, self.cgroup = self.cgroup, None
+        if cgroup is not None:
+            cgroup.remove()  # kills what is left first
 
     async def _recv(self) -> dict[str, Any]:
         if self._ctl is None:
@@ -289,9 +299,9 @@ class Slot:
             return False
 
     async def _run(self, job_id: str, code: str, limits: Limits) -> RawOutcome:
-        if self._proc is None or self._proc.returncode is not None or self._ctl is None:
-            if not await self._restart():
-                return _crashed(False)
+        dead = self._proc is None or self._proc.returncode is not None or self._ctl is None
+        if dead and not await self._restart():
+            return _crashed(False)
         try:
             return await self._supervise(code, limits)
         except (SandboxCrashed, OSError, TimeoutError, ValueError, KeyError, TypeError) as exc:
@@ -304,7 +314,7 @@ class Slot:
                "USER": "sandbox", "MALLOC_ARENA_MAX": "2", "MPLCONFIGDIR": job_dir,
                "CUDA_VISIBLE_DEVICES": str(self.gpu.index) if self.gpu else ""}
         mem = limits.memory_mb * 1024 * 1024
-        fallback = self.cgroup is None
+        fallback = self.cgroups is None
         return {"op": "fork", "job": self._seq, "uid": self.job_uid, "job_dir": job_dir,
                 "env": env, "limits": limits.to_dict(), "cgroup": not fallback,
                 "scratch": self.isolation.per_job_scratch,
@@ -316,19 +326,16 @@ class Slot:
                 "watchdog_kb": limits.memory_mb * 1024 if fallback else 0}
 
     async def _supervise(self, code: str, limits: Limits) -> RawOutcome:
-        loop = asyncio.get_running_loop()
         self._seq += 1
-        cgroup = self.cgroup
-        before = None
-        if cgroup is not None:
-            if not cgroup.kill_all():
-                raise SandboxCrashed("the previous job's processes would not die")
-            cgroup.set_limits(limits.memory_mb, limits.max_procs)
-            cgroup.reset_peak()
-            before = cgroup.counters()
-            if self._oom_fd is not None:
-                with contextlib.suppress(BlockingIOError):
-                    os.eventfd_read(self._oom_fd)
+        try:
+            cgroup = self._new_cgroup(limits)
+            return await self._supervise_in(cgroup, code, limits)
+        finally:
+            self._drop_cgroup()
+
+    async def _supervise_in(self, cgroup: JobCgroup | None, code: str,
+                            limits: Limits) -> RawOutcome:
+        loop = asyncio.get_running_loop()
         job = self._job = _Job(int(limits.output_cap_bytes))
         out_r, out_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         err_r, err_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
@@ -387,7 +394,7 @@ class Slot:
         if not self.isolation.per_job_scratch:
             self._control({"op": "clean", "dirs": self._dirs_to_clean()})
             await self._expect("cleaned", REPLY_TIMEOUT_S)
-        return self._outcome(reply, job, duration, before)
+        return self._outcome(reply, job, duration)
 
     def _dirs_to_clean(self) -> list[str]:
         return ["/tmp", "/dev/shm"] if self._bwrapped else [os.path.dirname(self._job_dir())]
@@ -463,8 +470,7 @@ class Slot:
         job.meta_messages += 1
         job.meta = bytearray(chunk[:META_MAX_BYTES])  # the last message wins
 
-    def _outcome(self, reply: dict[str, Any], job: _Job, duration: float,
-                 before: Any) -> RawOutcome:
+    def _outcome(self, reply: dict[str, Any], job: _Job, duration: float) -> RawOutcome:
         status = reply.get("status")
         exit_code = os.waitstatus_to_exitcode(int(status)) if status is not None else None
         killed = job.stop.result() if job.stop.done() else None
@@ -472,17 +478,17 @@ class Slot:
             killed = killed or "memory"
         peak_kb = int(reply.get("maxrss_kb") or 0)
         pids_limited = False
-        if self.cgroup is not None and before is not None:
+        if self.cgroup is not None:
             after = self.cgroup.counters()
-            if after.oom_kills > before.oom_kills and killed in (None, "memory"):
+            if after.oom_kills and killed in (None, "memory"):
                 killed = "memory"
-            pids_limited = after.pids_max_hits > before.pids_max_hits
+            pids_limited = after.pids_max_hits > 0
             peak_kb = self.cgroup.peak_bytes() // 1024 or peak_kb
-        meta = parse_meta(bytes(job.meta))
+        meta = parse_meta(bytes(job.meta)) if self.gpu is not None else {}
         cap = job.cap
         return RawOutcome(
             exit_code=exit_code, killed=killed, duration_s=duration,
             stdout=bytes(job.out[:cap]), stderr=bytes(job.err[:max(0, cap - len(job.out))]),
             output_over_cap=job.total > cap, peak_rss_kb=peak_kb or None,
             gpu_max_allocated_bytes=meta.get("gpu_max_allocated_bytes"),
-            kernel_limits=self.cgroup is not None, pids_limited=pids_limited)
+            kernel_limits=self.cgroups is not None, pids_limited=pids_limited)

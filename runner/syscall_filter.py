@@ -12,9 +12,12 @@ Two layers, because the template must still make each job's namespaces:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import tempfile
 from functools import lru_cache
+from types import ModuleType
+from typing import Any
 
 CLONE_NEWTIME = 0x00000080
 CLONE_NEWNS = 0x00020000
@@ -43,7 +46,7 @@ DENIED_EVERYWHERE = (
 DENIED_IN_JOBS = ("unshare", "mount", "umount2", "chroot")
 
 
-def _seccomp():
+def _seccomp() -> ModuleType | None:
     try:
         import pyseccomp as seccomp
     except ImportError:
@@ -66,11 +69,9 @@ def available() -> str | None:
     return None
 
 
-def _deny(flt, lib, name: str, *args) -> None:
-    try:
+def _deny(flt: Any, lib: ModuleType, name: str, *args: Any) -> None:
+    with contextlib.suppress(RuntimeError, ValueError, OSError):  # unknown on this arch
         flt.add_rule(lib.ERRNO(errno.EPERM), name, *args)
-    except (RuntimeError, ValueError, OSError):
-        pass  # a syscall this kernel/arch does not have
 
 
 def _build(job: bool) -> bytes:

@@ -62,7 +62,7 @@ def warm_up() -> bool:
         import torch.nn
         import torch.nn.functional
         import torch.optim
-        import torch.utils.data  # noqa: F401
+        import torch.utils.data
     except ImportError:
         return False
     with contextlib.suppress(Exception):
@@ -110,6 +110,23 @@ def drop_privileges(uid: int | None) -> None:
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)  # clears permitted, effective and ambient capabilities
+    clear_capabilities()
+
+
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def clear_capabilities() -> None:
+    """Empty every capability set (the inheritable one survives setuid otherwise)."""
+    header = CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (CapData * 2)()
+    check(libc.capset(ctypes.byref(header), data), "capset")
 
 
 def apply_limits(req: dict) -> None:
