@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import traceback
+import types
 import warnings
 from typing import Any
 
@@ -77,7 +78,12 @@ def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[st
     os.chdir(workdir)
     sys.path[0] = workdir
     sys.argv = [script]
-    namespace = {"__name__": "__main__", "__file__": script, "__builtins__": builtins}
+    main = types.ModuleType("__main__")  # a real module: pickle and inspect find its classes
+    main.__file__ = script
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    namespace = main.__dict__
+    worker_main = sys.modules["__main__"]
+    sys.modules["__main__"] = main
     returncode, error, line = 0, None, None
     started = time.monotonic()
     try:
@@ -93,6 +99,7 @@ def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[st
         line = _deepest_line(exc, script)
         traceback.print_exception(exc)
     seconds = time.monotonic() - started
+    sys.modules["__main__"] = worker_main
     sys.stdout = sys.__stdout__
     sys.stderr = sys.__stderr__
     sys.stdout.flush()

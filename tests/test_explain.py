@@ -1,7 +1,8 @@
 """The error catalog against real PyTorch failures.
 
-Every CPU-reproducible error is raised by a real snippet in a fresh interpreter (as the runner
-does), and its real stderr goes through explain(). CUDA-only failures use torch's exact message
+Every CPU-reproducible error is raised by a real snippet (in a clean namespace of a warm
+interpreter, or its own interpreter when it starts processes), and its real stderr goes
+through explain(). CUDA-only failures use torch's exact message
 format as fixtures. The table must cover every catalog entry, so an entry cannot be added
 without a snippet proving that its patterns match what torch prints.
 """
@@ -10,16 +11,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
-import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from bot.core.content import load_library
+from bot.core.content import Snippet, load_library
+from bot.core.keys import Outcome
+from bot.snippet_pool import run_all
 from runner.explain import (
     DEFAULT_CATALOG,
     CatalogError,
@@ -81,6 +81,20 @@ CASES: list[Case] = [
         "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
         "avoid fragmentation.  See documentation for Memory Management and "
         "PYTORCH_CUDA_ALLOC_CONF\n",
+    ),
+    # A CUDA runtime allocation failure (cudaErrorMemoryAllocation) outside the caching
+    # allocator, e.g. while creating a context or a cuBLAS workspace: c10_cuda_check_implementation.
+    fixture(
+        "cuda_error_out_of_memory",
+        "cuda-out-of-memory",
+        _TRACEBACK
+        + "    torch.cuda.synchronize()\n"
+        "torch.AcceleratorError: CUDA error: out of memory\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+        "stacktrace below might be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n\n",
+        matched="CUDA error: out of memory",
     ),
     # --- CUDA: c10_cuda_check_implementation + get_cuda_check_suffix; the kernel's assertion
     # line is printed by the device before the Python traceback.
@@ -327,7 +341,108 @@ CASES: list[Case] = [
         "embedding-index-out-of-range",
         "import torch\ntorch.nn.Embedding(10, 4)(torch.tensor([3, 10]))",
     ),
+    snippet(
+        "lstm_float64_input",
+        "dtype-mismatch",
+        "import torch\ntorch.nn.LSTM(4, 8)(torch.randn(2, 3, 4, dtype=torch.float64))",
+        matched="RNN input dtype (torch.float64) does not match weight dtype (torch.float32)",
+    ),
+    snippet(
+        "lstm_wrong_input_size",
+        "rnn-input-size",
+        "import torch\ntorch.nn.LSTM(4, 8)(torch.randn(2, 3, 5))",
+        matched="Expected 4, got 5",
+    ),
+    snippet(
+        "batchnorm_one_sample",
+        "batchnorm-single-sample",
+        "import torch\ntorch.nn.BatchNorm1d(3)(torch.randn(1, 3))",
+        matched="got input size torch.Size([1, 3])",
+    ),
+    snippet(
+        "embedding_float_ids",
+        "embedding-float-indices",
+        "import torch\ntorch.nn.Embedding(10, 3)(torch.tensor([1.0, 2.0]))",
+        matched="but got torch.FloatTensor instead",
+    ),
+    snippet(
+        "index_past_the_end",
+        "index-out-of-bounds",
+        "import torch\nx = torch.zeros(3, 2)\nx[:, 4]",
+        matched="index 4 is out of bounds for dimension 1 with size 2",
+    ),
+    snippet(
+        "optimizer_plain_list_of_layers",
+        "optimizer-empty-params",
+        """
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = [torch.nn.Linear(2, 2)]  # a plain list registers nothing
+        torch.optim.SGD(Net().parameters(), lr=0.1)
+        """,
+    ),
+    snippet(
+        "anomaly_sqrt_at_zero",
+        "anomaly-nan",
+        """
+        import torch
+        x = torch.zeros(1, requires_grad=True)
+        with torch.autograd.detect_anomaly():
+            (x.sqrt() * 0).sum().backward()
+        """,
+        matched="Function 'SqrtBackward0' returned nan values in its 0th output",
+    ),
+    snippet(
+        "rank_before_init_process_group",
+        "process-group-not-initialized",
+        "import torch.distributed as dist\ndist.get_rank()",
+    ),
+    snippet(
+        "torch_load_custom_class",
+        "load-weights-only",
+        """
+        import io, torch
+        class Config:
+            pass
+        buffer = io.BytesIO()
+        torch.save({"config": Config(), "w": torch.ones(1)}, buffer)
+        buffer.seek(0)
+        torch.load(buffer)
+        """,
+        matched="Weights only load failed",
+    ),
+    snippet(
+        "nll_loss_one_hot_target",
+        "loss-multi-target",
+        """
+        import torch
+        import torch.nn.functional as F
+        one_hot = F.one_hot(torch.tensor([0, 2]), 3)
+        F.nll_loss(torch.randn(2, 3).log_softmax(1), one_hot)
+        """,
+    ),
     # --- data loading
+    snippet(
+        "dataloader_dataset_holds_open_file",
+        "dataloader-pickle",
+        """
+        import multiprocessing as mp, os
+        from torch.utils.data import DataLoader, Dataset
+        class Lines(Dataset):
+            def __init__(self):
+                self.file = open(os.devnull)  # opened once, in the main process
+            def __len__(self):
+                return 2
+            def __getitem__(self, i):
+                return i
+        if __name__ == '__main__':
+            mp.set_start_method('spawn')
+            list(DataLoader(Lines(), num_workers=1))
+        """,
+        matched="cannot pickle '_io.TextIOWrapper' object",
+    ),
     snippet(
         "dataloader_lambda_spawn",
         "dataloader-pickle",
@@ -376,33 +491,19 @@ SNIPPETS = [c for c in CASES if c.code is not None]
 
 
 @pytest.fixture(scope="module")
-def real_stderr() -> dict[str, subprocess.CompletedProcess[str]]:
-    """Run every snippet once, in parallel: each pays a full torch import."""
+def real_stderr() -> dict[str, Outcome]:
+    """Run every snippet once, in warm interpreters (bot/snippet_pool.py): a clean namespace
+    each, the stderr python prints; multiprocessing snippets get an interpreter of their own."""
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed (it is in the `runner` extra)")
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
-
-    def run(case: Case) -> subprocess.CompletedProcess[str]:
-        assert case.code is not None
-        return subprocess.run(
-            [sys.executable, "-c", case.code],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=180,
-        )
-
-    workers = max(2, (os.cpu_count() or 2) + 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = pool.map(run, SNIPPETS)
-        return {case.name: result for case, result in zip(SNIPPETS, results, strict=True)}
+    snippets = [Snippet(code=case.code) for case in SNIPPETS if case.code is not None]
+    results = run_all(snippets, workers=max(1, min(3, os.cpu_count() or 1)), timeout=180)
+    return {case.name: result for case, result in zip(SNIPPETS, results, strict=True)}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_explains_real_error(
-    case: Case, real_stderr: dict[str, subprocess.CompletedProcess[str]]
-) -> None:
+def test_explains_real_error(case: Case, real_stderr: dict[str, Outcome]) -> None:
     if case.code is not None:
         proc = real_stderr[case.name]
         assert proc.returncode != 0, f"snippet did not fail:\n{case.code}\n{proc.stdout}"

@@ -117,6 +117,23 @@ def test_warm_jobs_are_as_clean_as_a_new_interpreter() -> None:
     ]
 
 
+def test_classes_of_a_warm_snippet_pickle_like_in_a_script() -> None:
+    """pickle (torch.save, DataLoader) finds a snippet's classes through ``__main__``."""
+    pickling = code("""
+        import io, pickle, torch
+        class Config:
+            size = 3
+        buffer = io.BytesIO()
+        torch.save({"config": Config()}, buffer)
+        buffer.seek(0)
+        print(torch.load(buffer, weights_only=False)["config"].size, __name__)
+        print(pickle.loads(pickle.dumps(Config())).size)
+    """)
+    outcome = run_all([pickling], workers=1)[0]
+    assert outcome.returncode == 0, outcome.stderr
+    assert outcome.stdout.splitlines() == ["3 __main__", "3"]
+
+
 def test_errors_are_located_in_the_shown_code_not_the_setup() -> None:
     failing = Snippet(setup="import torch\nx = torch.zeros(2, 3)", code="print('before')\ny = x.t()\ny.view(-1)")
     warm, cold = run_all([failing], workers=1)[0], run_isolated(failing)
