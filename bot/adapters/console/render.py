@@ -2,7 +2,8 @@
 
 Question texts contain brackets (``x[0]``) that rich would read as markup, so text is never
 parsed as rich markup: the core's small markup (``**bold**``, ``_italic_``, `` `code` ``) is
-turned into styled spans directly.
+turned into styled spans directly. Code blocks hold members' program output: terminal
+escape bytes in it are shown as visible symbols (␛), so output cannot drive the terminal.
 """
 
 from __future__ import annotations
@@ -87,13 +88,21 @@ def keys_line(keys: Sequence[Key]) -> Text:
     return line
 
 
+_CONTROL_BYTES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def visible_controls(text: str) -> str:
+    return _CONTROL_BYTES.sub(
+        lambda m: "\u2421" if m.group() == "\x7f" else chr(0x2400 + ord(m.group())), text)
+
+
 def body(message: Message) -> list[RenderableType]:
     parts: list[RenderableType] = []
     for block in message.blocks:
         if isinstance(block, CodeBlock):
             lexer = block.language if block.language not in ("", "text") else "text"
             parts.append(
-                Syntax(block.code.rstrip("\n"), lexer, theme=CODE_THEME, word_wrap=True,
+                Syntax(visible_controls(block.code.rstrip("\n")), lexer, theme=CODE_THEME, word_wrap=True,
                        background_color="default")
             )
         else:

@@ -1,13 +1,17 @@
 """Neutral ``Message`` → Discord embed, button rows and files.
 
 The core's markup (``**bold**``, ``_italic_``, `` `code` ``) is already Discord markdown, so
-text passes through; only Discord's size limits need handling here.
+text passes through; only Discord's size limits need handling here. Code blocks hold
+members' program output, so their content can never close our fence (Discord only knows
+triple-backtick fences, so backtick runs are broken with a zero-width space) and terminal
+escapes are shown as visible symbols instead of being passed on.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,11 +63,30 @@ class Rendered:
         return kwargs
 
 
+ZERO_WIDTH_SPACE = "\u200b"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def visible_controls(text: str) -> str:
+    """ESC and other control bytes as Unicode control pictures (␛), never as actions."""
+    return _CONTROL.sub(lambda m: "\u2421" if m.group() == "\x7f" else chr(0x2400 + ord(m.group())),
+                        text)
+
+
+def fenced_code(code: str, language: str = "") -> str:
+    """A code block whose content cannot end it: no two backticks stay adjacent."""
+    body = visible_controls(code.rstrip()).replace("`", "`" + ZERO_WIDTH_SPACE)
+    body = body.removesuffix(ZERO_WIDTH_SPACE)
+    if body.endswith("`"):
+        body += ZERO_WIDTH_SPACE  # the closing fence must not join a trailing backtick
+    return f"```{language}\n{body}\n```"
+
+
 def body_text(message: Message) -> str:
     parts = []
     for block in message.blocks:
         if isinstance(block, CodeBlock):
-            parts.append(f"```{block.language}\n{block.code.rstrip()}\n```")
+            parts.append(fenced_code(block.code, block.language))
         else:
             parts.append(block.text)
     return "\n\n".join(parts)

@@ -1,7 +1,9 @@
 """Neutral ``Message`` → Slack Block Kit (``text`` fallback + ``blocks``).
 
 Slack's mrkdwn differs from the core's markup only in bold (``*x*`` instead of ``**x**``) and
-needs ``&``, ``<``, ``>`` escaped. Block Kit limits are enforced here, so no core message can
+needs ``&``, ``<``, ``>`` escaped. Code sections hold members' program output: there every
+``&``, ``<``, ``>`` is escaped (``<!channel>`` shows as text), backtick runs are broken so the
+output cannot close the fence, and terminal escapes are shown as visible symbols. Block Kit limits are enforced here, so no core message can
 be rejected by Slack for its size: long text is split into several sections, and a message
 that would exceed 50 blocks is cut with a visible note.
 """
@@ -39,6 +41,19 @@ def escape(text: str) -> str:
     for i in range(0, len(parts), 2):
         parts[i] = parts[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return "".join(parts)
+
+
+ZERO_WIDTH_SPACE = "\u200b"
+_CONTROL_BYTES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def escape_code(code: str) -> str:
+    """Program output as inert text inside a ``` section: no mention, link, fence or ANSI."""
+    text = _CONTROL_BYTES.sub(
+        lambda m: "\u2421" if m.group() == "\x7f" else chr(0x2400 + ord(m.group())), code)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("`", "`" + ZERO_WIDTH_SPACE).removesuffix(ZERO_WIDTH_SPACE)
+    return text + ZERO_WIDTH_SPACE if text.endswith("`") else text
 
 
 def mrkdwn(text: str) -> str:
@@ -82,7 +97,8 @@ def text_sections(text: str) -> list[dict[str, Any]]:
 def code_sections(code: str) -> list[dict[str, Any]]:
     """No language tag after the fence: Slack would show it as the first line of code."""
     room = SECTION_LIMIT - len("```\n\n```")
-    return [section(f"```\n{chunk}\n```") for chunk in _split(escape(code.rstrip()), room)]
+    return [section(f"```\n{chunk}\n```")
+            for chunk in _split(escape_code(code.rstrip()), room)]
 
 
 def button_element(button: Button) -> dict[str, Any]:
