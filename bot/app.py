@@ -14,11 +14,13 @@ from pathlib import Path
 
 from bot.adapters.base import Adapter
 from bot.config import Settings
+from bot.core import delivery as delivery_port
 from bot.core.clock import Clock, SystemClock
 from bot.core.commands import replies
 from bot.core.commands.dispatch import CommandDesk
 from bot.core.content import Library, load_library
 from bot.core.daily import DailyPosting
+from bot.core.delivery import Delivery
 from bot.core.identity import Where
 from bot.core.messages import Message
 from bot.core.publisher import Publisher
@@ -54,6 +56,12 @@ class RoutingPublisher:
 
     async def update(self, where: Where, ref: str, message: Message) -> None:
         await self._route(where).update(where, ref, message)
+
+    async def publish_once(self, where: Where, message: Message, delivery: Delivery) -> str:
+        return await delivery_port.publish_once(self._route(where), where, message, delivery)
+
+    async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
+        return await delivery_port.find_sent(self._route(where), where, delivery)
 
 
 @dataclass

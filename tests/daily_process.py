@@ -1,13 +1,21 @@
-"""Run one daily post attempt in its own process (used by the exactly-once test).
+"""Run one daily post attempt in its own process (used by the exactly-once tests).
 
-Usage: python tests/daily_process.py DB_URL OUT_FILE START_AT
-It waits until START_AT (epoch seconds) so both processes race, then appends the refs it
-published to OUT_FILE.
+Usage:
+  python tests/daily_process.py DB_URL OUT_FILE START_AT
+      waits until START_AT (epoch seconds) so both processes race, then fires every schedule
+      and appends the refs it published to OUT_FILE.
+  python tests/daily_process.py crash PLATFORM DB_URL API_URL CRASH_AT WHEN_ISO
+      posts the daily question of PLATFORM's fake channel through the real publisher, at the
+      fake time WHEN_ISO. With CRASH_AT=before-send the process kill -9s itself right before
+      the platform call; with CRASH_AT=after-accepted the test kills it (the fake holds the
+      answer of the accepted post).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 import time
 from datetime import UTC, datetime
@@ -15,6 +23,9 @@ from pathlib import Path
 
 from bot.config import Settings
 from bot.core.clock import FakeClock
+
+DISCORD_TOKEN = "fake-bot-token"  # tests.fake_discord.FakeDiscord.token
+SLACK_TOKEN = "xoxb-fake-bot-token"  # tests.fake_slack.FakeSlack.token
 
 
 class FilePublisher:
@@ -31,7 +42,36 @@ class FilePublisher:
         pass
 
 
-async def main(url: str, out: Path, start_at: float) -> None:
+class DieBeforeSend:
+    """Forwards to the real publisher, but the keyed send kills the process first."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    async def publish(self, where, message, *, thread_of=None) -> str:
+        return await self.inner.publish(where, message, thread_of=thread_of)
+
+    async def update(self, where, ref, message) -> None:
+        await self.inner.update(where, ref, message)
+
+    async def publish_once(self, where, message, delivery) -> str:
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+    async def find_sent(self, where, delivery):
+        return await self.inner.find_sent(where, delivery)
+
+
+def where_of(platform: str):
+    """The channel of each fake platform (tests.fake_discord / tests.fake_slack)."""
+    from bot.core.identity import Where
+
+    if platform == "discord":
+        return Where("discord", "900000000000000002", "900000000000000003", "pytorch-study")
+    return Where("slack", "T0FAKE", "C0DRILLS", "drills")
+
+
+async def race(url: str, out: Path, start_at: float) -> None:
     from bot.app import build_app
     from bot.core.daily import all_schedules
 
@@ -44,5 +84,44 @@ async def main(url: str, out: Path, start_at: float) -> None:
     await app.db.dispose()
 
 
+async def real_publisher(platform: str, api_url: str):
+    """The adapter's own publisher against the fake, and how to close it."""
+    if platform == "discord":
+        import discord
+        from discord.http import Route
+
+        from bot.adapters.discord.publisher import DiscordPublisher
+
+        Route.BASE = api_url
+        client = discord.Client(intents=discord.Intents.none())
+        await client.login(DISCORD_TOKEN)
+        return DiscordPublisher(client), client.close
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.adapters.slack.publisher import SlackPublisher
+
+    client = AsyncWebClient(token=SLACK_TOKEN, base_url=api_url)
+    return SlackPublisher(client), client.session.close if client.session else _nothing
+
+
+async def _nothing() -> None:
+    pass
+
+
+async def crash(platform: str, url: str, api_url: str, crash_at: str, when: str) -> None:
+    from bot.app import build_app
+
+    clock = FakeClock(datetime.fromisoformat(when))
+    app = await build_app(Settings(_env_file=None, database_url=url), clock=clock, with_runner=False)
+    publisher, close = await real_publisher(platform, api_url)
+    app.publisher.register(platform, DieBeforeSend(publisher) if crash_at == "before-send" else publisher)
+    print(await app.daily.post_now(where_of(platform)), flush=True)  # never reached: killed
+    await close()
+    await app.db.dispose()
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), float(sys.argv[3])))
+    if sys.argv[1] == "crash":
+        asyncio.run(crash(*sys.argv[2:7]))
+    else:
+        asyncio.run(race(sys.argv[1], Path(sys.argv[2]), float(sys.argv[3])))

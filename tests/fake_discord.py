@@ -1,7 +1,10 @@
 """A small local Discord: the REST routes and gateway events the adapter uses, nothing more.
 
 The real discord.py client talks to it through DISCORD_API_BASE_URL / DISCORD_GATEWAY_URL.
-Every REST request is recorded so tests assert on what Discord would have received.
+Every REST request is recorded so tests assert on what Discord would have received. Like
+Discord it drops a repeated message ``nonce`` sent with ``enforce_nonce`` (within a few
+minutes), lists a channel's messages, and can be told to answer 429 (Retry-After) or 5xx, or
+to create a message but hold its answer (the sender may die before it hears back).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ LOADING = 128
 MANAGE_GUILD = 1 << 5
 MEMBER_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 31)  # view channel, send messages, use commands
 ADMIN_PERMISSIONS = MEMBER_PERMISSIONS | MANAGE_GUILD
+NONCE_WINDOW_S = 300  # Discord dedupes enforced nonces for a few minutes
 
 # Interaction and callback types (Discord API)
 PING, APPLICATION_COMMAND, MESSAGE_COMPONENT, AUTOCOMPLETE, MODAL_SUBMIT = 1, 2, 3, 4, 5
@@ -75,11 +79,16 @@ class FakeDiscord:
         self.originals: dict[str, int] = {}  # interaction token -> original response message id
         self.commands: dict[str, list[dict[str, Any]]] = {}  # "global" or guild id -> commands
         self.identifies: list[dict[str, Any]] = []
+        self.nonces: dict[tuple[int, str], tuple[int, float]] = {}  # (channel, nonce) -> (id, t)
+        self.failures: list[tuple[str, str, int, float, bool]] = []  # see fail()
+        self.held_answers: dict[str, asyncio.Event] = {}  # path start -> answer once set
+        self.accepted_unanswered: list[int] = []  # message ids created while an answer is held
         self._sockets: list[web.WebSocketResponse] = []
         self._seq = itertools.count(1)
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
+        self._query: dict[str, str] = {}
         self.port = 0
         self.bot = {
             "id": str(self.app_id),
@@ -328,15 +337,55 @@ class FakeDiscord:
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         path = request.path[len(API) :]
         body, files = await _read_body(request)
+        self._query = dict(request.query)  # read by _route before its first await
         self.requests.append(Request(request.method, path, dict(request.query), body, files))
         bot_route = not path.startswith(("/interactions/", "/webhooks/"))
         if bot_route and request.headers.get("Authorization") != f"Bot {self.token}":
             await self._notify()
             return _error(401, 0, "401: Unauthorized")
+        if failure := self._failure(request.method, path):
+            await self._notify()
+            return failure
         try:
-            return await self._route(request.method, path.strip("/").split("/"), body, files)
+            response = await self._route(request.method, path.strip("/").split("/"), body, files)
+            if late := self._failure(request.method, path, after=True):
+                return late  # done, but the answer says otherwise
+            gate = next((g for start, g in self.held_answers.items() if path.startswith(start)), None)
+            if gate is not None and request.method == "POST":
+                self.accepted_unanswered.append(int(json.loads(response.body)["id"]))  # type: ignore[arg-type]
+                await self._notify()
+                await gate.wait()
+            return response
         finally:
             await self._notify()
+
+    def fail(
+        self, method: str, path_start: str, status: int, retry_after: float = 0.0,
+        *, after: bool = False,
+    ) -> None:
+        """Answer the next matching request with ``status`` (429 with ``retry_after``); with
+        ``after`` the request takes effect first (a 5xx after Discord accepted it)."""
+        self.failures.append((method, path_start, status, retry_after, after))
+
+    def hold_answer(self, path_start: str) -> asyncio.Event:
+        """Create messages posted under ``path_start`` at once; answer when the event is set."""
+        self.held_answers[path_start] = asyncio.Event()
+        return self.held_answers[path_start]
+
+    def _failure(self, method: str, path: str, *, after: bool = False) -> web.Response | None:
+        for i, (m, start, status, retry_after, late) in enumerate(self.failures):
+            if m == method and path.startswith(start) and late == after:
+                del self.failures[i]
+                if status == 429:  # discord.py trusts a 429 only when it came through Discord's proxy
+                    return web.Response(
+                        body=json.dumps({"message": "You are being rate limited.",
+                                         "retry_after": retry_after, "global": False}).encode(),
+                        status=429,
+                        headers={"Content-Type": "application/json", "Via": "1.1 google",
+                                 "Retry-After": str(retry_after)},
+                    )
+                return _error(status, 0, f"{status}: Internal Server Error")
+        return None
 
     async def _route(
         self, method: str, parts: list[str], body: Any, files: list[tuple[str, bytes]]
@@ -376,7 +425,9 @@ class FakeDiscord:
                 )
                 return _json(message)
             case ("POST", ["channels", channel, "messages"]):
-                return _json(self._new_message(int(channel), body, files))
+                return _json(self._create_once(int(channel), body, files))
+            case ("GET", ["channels", channel, "messages"]):
+                return _json(self._history(int(channel), self._query))
             case ("POST", ["channels", channel, "messages", mid, "threads"]):
                 return self._start_thread(int(channel), int(mid), body)
             case (_, ["channels", _, "messages", mid]):
@@ -432,6 +483,40 @@ class FakeDiscord:
             )
             resource["message"] = message
         return _json({"interaction": interaction, "resource": resource})
+
+    def _create_once(
+        self, channel_id: int, body: dict[str, Any], files: list[tuple[str, bytes]]
+    ) -> dict[str, Any]:
+        """An enforced nonce seen lately returns the message it created instead of a new one."""
+        nonce = body.get("nonce")
+        now = time.monotonic()
+        if nonce is not None and body.get("enforce_nonce"):
+            seen = self.nonces.get((channel_id, str(nonce)))
+            if seen and now - seen[1] < NONCE_WINDOW_S and seen[0] in self.messages:
+                return {**self.messages[seen[0]], "nonce": str(nonce)}
+        message = self._new_message(channel_id, body, files)
+        if nonce is not None:
+            self.nonces[(channel_id, str(nonce))] = (int(message["id"]), now)
+            return {**message, "nonce": str(nonce)}
+        return message
+
+    def _history(self, channel_id: int, query: dict[str, str]) -> list[dict[str, Any]]:
+        """Like GET /channels/{id}/messages: newest first; ``after`` gives the oldest after it."""
+        limit = min(int(query.get("limit", 50)), 100)
+        found = sorted((m for m in self.in_channel(channel_id)), key=lambda m: int(m["id"]))
+        if "after" in query:
+            found = [m for m in found if int(m["id"]) > int(query["after"])][:limit]
+        else:
+            if "before" in query:
+                found = [m for m in found if int(m["id"]) < int(query["before"])]
+            found = found[-limit:]
+        return list(reversed(found))
+
+    def posts_of(self, post_id: int) -> list[dict[str, Any]]:
+        """Channel messages whose buttons belong to post ``post_id``."""
+        return [m for m in self.in_channel(self.channel_id)
+                if any(b.get("custom_id", "").split(":")[2:3] == [str(post_id)]
+                       for b in buttons_of(m))]
 
     def _new_message(
         self,

@@ -2,7 +2,9 @@
 
 ``FakeSlack`` serves ``/api/<method>`` (the bot's SLACK_API_BASE_URL), the response URLs
 Slack hands out with commands and clicks, and the file-upload URLs of files_upload_v2. Every
-call is recorded so tests assert on what Slack would have received. ``SlackSender`` plays
+call is recorded so tests assert on what Slack would have received. Like Slack it keeps
+message ``metadata``, answers ``conversations.history`` only with a history scope, and can
+be told to answer 429 (with Retry-After) or 5xx, before or after it stored a message. ``SlackSender`` plays
 Slack's side of HTTP mode: it POSTs commands and interactions to the bot, signed exactly as
 Slack signs them (``v0=`` HMAC-SHA256 of ``v0:{timestamp}:{body}``).
 """
@@ -85,6 +87,10 @@ class FakeSlack:
     app_token: str = "xapp-fake-app-token"
     socket_acks: list[dict[str, Any]] = field(default_factory=list)  # Socket Mode envelope acks
     held: dict[str, asyncio.Event] = field(default_factory=dict)  # method -> answer once set
+    held_after: dict[str, asyncio.Event] = field(default_factory=dict)  # done, answer held
+    failures: dict[str, list[int]] = field(default_factory=dict)  # method -> 5xx, not done
+    fail_after: dict[str, list[int]] = field(default_factory=dict)  # method -> 5xx, but done
+    scopes: set[str] = field(default_factory=lambda: {"channels:history", "groups:history"})
 
     def __post_init__(self) -> None:
         self._ts = itertools.count(1)
@@ -174,6 +180,11 @@ class FakeSlack:
                 {"ok": False, "error": "ratelimited"}, status=429,
                 headers={"Retry-After": str(retry_after)},
             )
+        failing = self.failures.get(method)
+        if failing:
+            status = failing.pop(0)
+            await self._record(Call(method, data, request.path, status=status, ok=False))
+            return web.json_response({"ok": False, "error": "internal_error"}, status=status)
         token = self.app_token if method == "apps.connections.open" else self.token
         if request.headers.get("Authorization") != f"Bearer {token}":
             await self._record(Call(method, data, request.path, ok=False))
@@ -183,11 +194,20 @@ class FakeSlack:
             result: dict[str, Any] = {"ok": False, "error": "unknown_method"}
         else:
             result = handler(data)
-        await self._record(Call(method, data, request.path, ok=result["ok"]))
+        late = self.fail_after.get(method)
+        status = late.pop(0) if late else 200
+        after = self.held_after.get(method)
+        if after is not None:  # done, but the answer is slow (the sender may die meanwhile)
+            await self._record(Call(method, data, request.path, status=-1, ok=result["ok"]))
+            await after.wait()
+        await self._record(Call(method, data, request.path, status=status, ok=result["ok"]))
+        if status != 200:
+            return web.json_response({"ok": False, "error": "internal_error"}, status=status)
         return web.json_response(result)
 
     def _next_ts(self) -> str:
-        return f"{1_700_000_000 + next(self._ts)}.000100"
+        """Wall-clock seconds like Slack's (history's ``oldest`` compares them), unique suffix."""
+        return f"{int(time.time())}.{next(self._ts):06d}"
 
     def _channel_error(self, channel: str) -> dict[str, Any] | None:
         if channel in self.not_member_of:
@@ -210,9 +230,33 @@ class FakeSlack:
             channel = "D" + channel[1:]
         ts = self._next_ts()
         message = {"ts": ts, "channel": channel, "text": data.get("text"),
-                   "blocks": _blocks(data.get("blocks")), "thread_ts": data.get("thread_ts")}
+                   "blocks": _blocks(data.get("blocks")), "thread_ts": data.get("thread_ts"),
+                   "bot_id": "B0BOT", "user": self.bot_user_id}
+        if data.get("metadata"):
+            metadata = data["metadata"]
+            message["metadata"] = json.loads(metadata) if isinstance(metadata, str) else metadata
         self.messages[(channel, ts)] = message
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def m_conversations_history(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Top-level messages, newest first; metadata only with include_all_metadata."""
+        channel = str(data.get("channel"))
+        if not self.scopes & {"channels:history", "groups:history"}:
+            return {"ok": False, "error": "missing_scope", "needed": "channels:history"}
+        if error := self._channel_error(channel):
+            return error
+        oldest = float(data.get("oldest") or 0)
+        limit = int(data.get("limit") or 100)
+        with_metadata = str(data.get("include_all_metadata")).lower() in ("1", "true")
+        found = sorted(
+            (m for (ch, ts), m in self.messages.items()
+             if ch == channel and not m.get("thread_ts") and float(ts) >= oldest),
+            key=lambda m: float(m["ts"]), reverse=True,
+        )
+        shown = [{k: v for k, v in m.items() if k != "metadata" or with_metadata}
+                 for m in found[:limit]]
+        return {"ok": True, "messages": shown, "has_more": len(found) > limit,
+                "response_metadata": {"next_cursor": ""}}
 
     def m_chat_update(self, data: dict[str, Any]) -> dict[str, Any]:
         key = (str(data["channel"]), str(data["ts"]))
@@ -262,6 +306,19 @@ class FakeSlack:
         """Make calls of ``method`` wait until the returned event is set."""
         self.held[method] = asyncio.Event()
         return self.held[method]
+
+    def hold_answer(self, method: str) -> asyncio.Event:
+        """Make calls of ``method`` take effect at once but answer only when the event is set."""
+        self.held_after[method] = asyncio.Event()
+        return self.held_after[method]
+
+    def accepted_unanswered(self, method: str) -> bool:
+        return any(c.method == method and c.status == -1 for c in self.calls)
+
+    def posts_of(self, post_id: int, channel: str | None = None) -> list[dict[str, Any]]:
+        """Top-level messages of the channel whose buttons belong to post ``post_id``."""
+        return [m for m in self.in_channel(channel)
+                if any(b["action_id"].split(":")[2:3] == [str(post_id)] for b in buttons_of(m))]
 
     def waiting(self, method: str) -> bool:
         return any(c.method == method and c.status == 0 for c in self.calls)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from bot.core import delivery as delivery_port
+from bot.core.delivery import Delivery
 from bot.core.identity import Where
 from bot.core.messages import Message
 from bot.core.publisher import Publisher
@@ -34,6 +36,12 @@ class CoalescingPublisher:
 
     async def publish(self, where: Where, message: Message, *, thread_of: str | None = None) -> str:
         return await self.inner.publish(where, message, thread_of=thread_of)
+
+    async def publish_once(self, where: Where, message: Message, delivery: Delivery) -> str:
+        return await delivery_port.publish_once(self.inner, where, message, delivery)
+
+    async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
+        return await delivery_port.find_sent(self.inner, where, delivery)
 
     async def update(self, where: Where, ref: str, message: Message) -> None:
         """An authoritative edit: drops any pending refresh of the same message."""

@@ -123,10 +123,11 @@ def make_client(
         return ShardedDrillClient(
             handlers,
             intents=intents,
+            allowed_mentions=discord.AllowedMentions.none(),  # nothing we send pings by default
             shard_count=settings.discord_shard_count,
             shard_ids=settings.discord_shard_ids,
         )
-    return DrillClient(handlers, intents=intents)
+    return DrillClient(handlers, intents=intents, allowed_mentions=discord.AllowedMentions.none())
 
 
 class DiscordAdapter:

@@ -20,6 +20,8 @@ BOT_SCOPES = [
     "users:read",  # /daily admin check (users.info)
     "files:write",  # full /run output and charts as files
     "im:write",  # private charts (/stats) go to the member's direct messages with the bot
+    "channels:history",  # before re-sending a daily post, look whether it already landed
+    "groups:history",  # the same in private channels
 ]
 
 

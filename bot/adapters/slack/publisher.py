@@ -3,19 +3,38 @@
 A ref is ``"<channel>:<ts>"``, or ``"<channel>:<ts>:<thread root ts>"`` for a message posted
 inside a thread, because Slack threads are one level deep: replying "in the thread of" a reply
 means replying to its root.
+
+Posts that must appear once carry message ``metadata`` naming the post; Slack has no
+idempotent send, so a failed or timed-out send is retried only after ``conversations.history``
+shows no such message (a missing history scope stops the retry: never a second post).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.blocks import render
+from bot.core.delivery import Delivery, LookupUnavailableError
 from bot.core.identity import Where
 from bot.core.messages import Message
 
+log = logging.getLogger(__name__)
+
 _TS_CHARS = set("0123456789.")
+METADATA_EVENT = "torchdrill_post"
+ONCE_BACKOFF_S = (0.5, 1.0, 2.0)  # waits before re-checking and re-sending a keyed post
+HISTORY_PAGES = 5
+HISTORY_PAGE = 200
+SCOPE_ERRORS = {"missing_scope", "not_allowed_token_type", "no_permission"}
 
 
 class BadRefError(ValueError):
@@ -46,9 +65,25 @@ def parse_ref(ref: str) -> Ref:
     return Ref(parts[0], parts[1], parts[2] if len(parts) == 3 else None)
 
 
+def slack_ts(when: datetime) -> str:
+    return f"{when.timestamp():.6f}"
+
+
+def _transient(exc: Exception) -> bool:
+    """Worth a retry: Slack's 5xx, timeouts and dropped connections."""
+    if isinstance(exc, SlackApiError):
+        return exc.response.status_code >= 500
+    return isinstance(exc, (TimeoutError, aiohttp.ClientError))
+
+
 class SlackPublisher:
     def __init__(self, client: AsyncWebClient) -> None:
         self.client = client
+        # keyed posts must not be re-sent blindly: only 429s (never accepted) retry by themselves
+        self.once_client = AsyncWebClient(
+            token=client.token, base_url=client.base_url, timeout=client.timeout,
+            retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=2)],
+        )
 
     async def publish(self, where: Where, message: Message, *, thread_of: str | None = None) -> str:
         thread_ts = parse_ref(thread_of).root if thread_of else None
@@ -60,6 +95,53 @@ class SlackPublisher:
         if message.attachments:
             await self.upload(ref, message)
         return str(ref)
+
+    async def publish_once(self, where: Where, message: Message, delivery: Delivery) -> str:
+        metadata = {"event_type": METADATA_EVENT,
+                    "event_payload": {"post_id": delivery.post_id, "key": delivery.key}}
+        for attempt, wait in enumerate((*ONCE_BACKOFF_S, None)):
+            try:
+                sent = await self.once_client.chat_postMessage(
+                    channel=where.channel_id, unfurl_links=False, metadata=metadata, **render(message)
+                )
+                break
+            except Exception as exc:
+                if wait is None or not _transient(exc):
+                    raise
+                log.warning("posting %s failed (%s), try %d; checking the channel before retrying",
+                            delivery.key, _describe(exc), attempt + 1)
+                await asyncio.sleep(wait)
+                found = await self.find_sent(where, delivery)  # no history scope: raises, no resend
+                if found is not None:
+                    return found
+        ref = Ref(str(sent["channel"]), str(sent["ts"]))
+        if message.attachments:
+            await self.upload(ref, message)
+        return str(ref)
+
+    async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
+        cursor: str | None = None
+        for _ in range(HISTORY_PAGES):
+            try:
+                page = await self.client.conversations_history(
+                    channel=where.channel_id, oldest=slack_ts(delivery.since), limit=HISTORY_PAGE,
+                    include_all_metadata=True, cursor=cursor,
+                )
+            except SlackApiError as exc:
+                error = exc.response.get("error")
+                if error in SCOPE_ERRORS:
+                    needed = exc.response.get("needed") or "channels:history / groups:history"
+                    raise LookupUnavailableError(
+                        f"Slack refused conversations.history ({error}); add the {needed} scope"
+                    ) from exc
+                raise
+            for found in page.get("messages") or []:
+                if _names(found.get("metadata"), delivery):
+                    return str(Ref(where.channel_id, str(found["ts"])))
+            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                return None
+        return None
 
     async def update(self, where: Where, ref: str, message: Message) -> None:
         """chat.update replaces text and blocks, so a message without buttons loses them."""
@@ -75,3 +157,16 @@ class SlackPublisher:
                            **({"alt_txt": a.description} if a.description else {})}
                           for a in message.attachments],
         )
+
+
+def _names(metadata: Any, delivery: Delivery) -> bool:
+    if not isinstance(metadata, dict) or metadata.get("event_type") != METADATA_EVENT:
+        return False
+    payload = metadata.get("event_payload") or {}
+    return str(payload.get("post_id")) == str(delivery.post_id)
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, SlackApiError):
+        return f"HTTP {exc.response.status_code} {exc.response.get('error')}"
+    return type(exc).__name__
