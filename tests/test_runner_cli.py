@@ -38,6 +38,24 @@ def test_isolation_command_describes_this_host() -> None:
                           check=True)
     assert "isolation level:" in done.stdout
     assert "rlimits" in done.stdout
+    from runner.isolation import Level, detect
+
+    iso = detect()
+    if iso.level is Level.FULL:  # the mechanism in force is named, not just "full"
+        assert f"cgroup v{iso.cgroup_version}" in done.stdout
+        assert "seccomp (bwrap --seccomp" in done.stdout
+    else:  # and a weak host says why
+        assert "!" in done.stdout and iso.problem and iso.problem[:40] in done.stdout
+
+
+def test_no_kernel_memory_limits_means_weak_and_refused() -> None:
+    from runner.isolation import Isolation, Level, WeakIsolationError, require
+
+    no_cgroups = Isolation(Level.WEAK, "/usr/bin/bwrap", True, "no kernel memory limits: ...",
+                           cgroup_version=None, seccomp=True)
+    with pytest.raises(WeakIsolationError, match="no kernel memory limits"):
+        require(False, no_cgroups)
+    assert require(True, no_cgroups) is no_cgroups
 
 
 def test_worker_refuses_weak_isolation() -> None:
