@@ -184,7 +184,9 @@ def test_every_seed_imports_through_the_cli(seeds: Path, tmp_path: Path) -> None
         )
         assert result.exit_code == 0, result.output
         assert f"wrote {out}" in result.output
-    check = runner.invoke(app, ["content", "check", *sorted(map(str, tmp_path.glob("*.yaml")))])
+    # drafts are for a person to curate: the schema holds, the content rules come after curation
+    files = sorted(map(str, tmp_path.glob("*.yaml")))
+    check = runner.invoke(app, ["content", "check", "--schema-only", *files])
     assert check.exit_code == 0, check.output
     assert "ok: 4 bank(s), 129 questions" in check.output
 
