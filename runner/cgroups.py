@@ -268,3 +268,16 @@ class JobCgroup:
 def remove_instance(mechanism: Mechanism) -> None:
     for top in {mechanism.memory, mechanism.pids}:
         _remove_tree(top)
+
+
+def sweep_stale(mechanism: Mechanism) -> None:
+    """Remove subtrees of default-named instances (`torchdrill-<pid>-...`) whose worker is
+    gone: a killed worker cannot clean up after itself."""
+    for top in {mechanism.memory.parent, mechanism.pids.parent}:
+        with contextlib.suppress(OSError):
+            for entry in top.iterdir():
+                pid = entry.name.removeprefix("torchdrill-").partition("-")[0]
+                if (entry.name.startswith("torchdrill-") and pid.isdigit()
+                        and entry != mechanism.memory and entry != mechanism.pids
+                        and not Path(f"/proc/{pid}").exists()):
+                    _remove_tree(entry)

@@ -59,6 +59,7 @@ class LocalPool:
         if not self.slots:
             raise RuntimeError("no slots: set RUNNER_CPU_SLOTS >= 1 or give the worker GPUs")
         if self.mechanism:
+            cgroups.sweep_stale(self.mechanism)
             for top in {self.mechanism.memory, self.mechanism.pids}:
                 top.mkdir(exist_ok=True)
         await asyncio.gather(*(s.start() for s in self.slots))
