@@ -274,6 +274,7 @@ def serve() -> None:
     import logging
 
     from bot.app import serve as serve_app
+    from bot.lifecycle import run_until_signalled
     from bot.observability import failures
     from bot.observability.logs import setup_logging
     from bot.storage.db import NotMigratedError
@@ -285,7 +286,7 @@ def serve() -> None:
         setup_logging(settings.log_level, json_logs, settings=settings)
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the schema check's chatter
     try:
-        asyncio.run(serve_app(settings))
+        asyncio.run(run_until_signalled(serve_app(settings)))  # SIGTERM: clean exit 0
     except (NotMigratedError, ConfigError) as exc:
         err_console.print(str(exc), style="red", markup=False, soft_wrap=True)
         raise typer.Exit(code=1) from exc

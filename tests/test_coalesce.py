@@ -65,3 +65,15 @@ async def test_a_failed_trailing_edit_is_logged_not_raised(publisher, caplog) ->
     await coalescing.refresh(HERE, "m1", count(2))
     await coalescing.flush()
     assert flaky.calls == 2 and "could not refresh the answer count of m1" in caplog.text
+
+
+async def test_flush_sends_the_pending_edit_now_instead_of_waiting_the_interval(publisher) -> None:
+    coalescing = CoalescingPublisher(publisher, interval_s=3600)  # shutdown cannot wait this
+    await coalescing.refresh(HERE, "m1", count(1))
+    await coalescing.refresh(HERE, "m1", count(2))
+    await asyncio.wait_for(coalescing.flush(), timeout=2)
+    assert [m.footer for _, m in publisher.updates] == ["1 answered", "2 answered"]
+    await coalescing.refresh(HERE, "m1", count(3))  # after a flush, folding works as before
+    assert len(publisher.updates) == 2
+    await asyncio.wait_for(coalescing.flush(), timeout=2)
+    assert publisher.updates[-1][1].footer == "3 answered"

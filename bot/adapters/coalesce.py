@@ -9,6 +9,7 @@ by one: edits of a message are serialized.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from bot.core import delivery as delivery_port
@@ -30,6 +31,7 @@ class CoalescingPublisher:
         self._latest: dict[str, tuple[Where, Message]] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._flushing = asyncio.Event()
 
     def _lock(self, ref: str) -> asyncio.Lock:
         return self._locks.setdefault(ref, asyncio.Lock())
@@ -67,7 +69,8 @@ class CoalescingPublisher:
             self._pending[ref] = asyncio.create_task(self._trailing(ref, max(0.0, delay)))
 
     async def _trailing(self, ref: str, delay: float) -> None:
-        await asyncio.sleep(delay)
+        with contextlib.suppress(TimeoutError):  # flush() sends it at once
+            await asyncio.wait_for(self._flushing.wait(), delay)
         latest = self._latest.pop(ref, None)
         if latest is None:
             return
@@ -82,5 +85,9 @@ class CoalescingPublisher:
             self._last[ref] = asyncio.get_running_loop().time()
 
     async def flush(self) -> None:
-        """Wait until pending refreshes are sent (at most one interval): shutdown, tests."""
-        await asyncio.gather(*list(self._pending.values()), return_exceptions=True)
+        """Send pending refreshes now, without waiting out the interval (shutdown, tests)."""
+        self._flushing.set()
+        try:
+            await asyncio.gather(*list(self._pending.values()), return_exceptions=True)
+        finally:
+            self._flushing.clear()
