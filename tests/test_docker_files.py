@@ -131,10 +131,19 @@ def test_bot_image_has_no_torch() -> None:
     assert "pytorch" not in text.lower()
 
 
+def test_runner_image_torch_is_the_ci_pin() -> None:
+    """The banks' answers were verified on the CI pin; members' code must run on that torch."""
+    constraints = (ROOT / ".ci" / "constraints.txt").read_text()
+    [pin] = re.findall(r"^torch==([\w.]+)$", constraints, re.M)
+    versions = [a.split("=", 1)[1] for a in args_of(DOCKER / "Dockerfile.runner", "ARG") if a.startswith("TORCH_VERSION=")]
+    assert versions == [pin]
+    assert "sys.exit(v != '${TORCH_VERSION}')" in (DOCKER / "Dockerfile.runner").read_text()
+
+
 def test_runner_image_is_cuda_pytorch_with_bubblewrap() -> None:
     path = DOCKERFILES["runner"]
     base = next(r for r in args_of(path, "ARG") if r.startswith("PYTORCH_IMAGE="))
-    assert re.fullmatch(r"PYTORCH_IMAGE=pytorch/pytorch:[\d.]+-cuda[\d.]+-cudnn\d+-runtime", base)
+    assert re.fullmatch(r"PYTORCH_IMAGE=pytorch/pytorch:\$\{TORCH_VERSION\}-cuda[\d.]+-cudnn\d+-runtime", base)
     assert args_of(path, "FROM") == ["${PYTORCH_IMAGE}"]
     assert any("apt-get install" in r and "bubblewrap" in r for r in args_of(path, "RUN"))
     installs = " ".join(r for r in args_of(path, "RUN") if "pip install" in r)
