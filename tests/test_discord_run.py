@@ -108,3 +108,42 @@ async def test_run_refusal_is_private_and_starts_no_thread(
     assert "There is no code to run" in text_of(refusal.json["data"])
     assert not fake.sent("PATCH", f"/webhooks/{fake.app_id}/{token}/messages/@original")
     assert not fake.threads
+
+
+async def test_two_members_with_the_run_modal_open_both_get_results(
+    fake: FakeDiscord, start_adapter: StartAdapter, runs: RunDesk
+) -> None:
+    """discord.py routes modal submits by custom_id: each opened modal needs its own."""
+    await start_adapter()
+    dave = User(800_000_000_000_000_004, "dave")
+    opened = []
+    for member in (CAROL, dave):  # both open the modal before either submits
+        callback = await fake.callback_of(await fake.slash("run", member))
+        opened.append(callback.json["data"])
+    assert opened[0]["custom_id"] != opened[1]["custom_id"]
+    tokens = []
+    for modal, member, code in ((opened[1], dave, "print(6 * 7)"), (opened[0], CAROL, "print(2 + 2)")):
+        field = modal["components"][0]["components"][0]
+        tokens.append(await fake.submit_modal(modal, {field["custom_id"]: code}, member))
+    for token, expected in zip(tokens, ("42", "4"), strict=True):
+        ack = await fake.wait_until(
+            lambda t=token: (m := fake.messages.get(fake.originals.get(t, 0))) and "queued" in text_of(m) and m
+        )
+        result = await result_in_thread(fake, int(ack["id"]))
+        assert f"```text\n{expected}\n```" in text_of(result)
+
+
+async def test_run_while_the_runner_starts_says_so(fake: FakeDiscord, start_adapter: StartAdapter, app: App) -> None:
+    import asyncio
+
+    await start_adapter()
+    app.runs = None
+    started = asyncio.Event()
+    app.runner_task = asyncio.create_task(started.wait())  # a runner still warming up
+    try:
+        callback = await fake.callback_of(await fake.slash("run", CAROL))
+        assert callback.json["data"]["flags"] & EPHEMERAL
+        assert "The code runner is starting; try again in a few seconds." in text_of(callback.json["data"])
+    finally:
+        started.set()
+        await app.runner_task

@@ -122,3 +122,24 @@ async def test_run_in_a_channel_without_the_bot_tells_the_member(
     await slack.submit_view(view, {CODE_BLOCK_ID: {CODE_ACTION_ID: "print(3)"}}, CAROL)
     dm = await fake.wait_for("chat.postMessage", channel=CAROL.id)
     assert "/invite" in text_of(dm.data)
+
+
+async def test_two_open_run_modals_are_told_apart_and_both_run(
+    fake: FakeSlack, slack: SlackSender, runs: RunDesk
+) -> None:
+    first = await open_modal(fake, slack)
+    await slack.command("/run", BOB)
+    second = (await fake.wait_for("views.open", count=2)).data["view"]
+    assert first["external_id"] != second["external_id"]
+    await slack.submit_view(second, {CODE_BLOCK_ID: {CODE_ACTION_ID: "print(6 * 7)"}}, BOB)
+    await slack.submit_view(first, {CODE_BLOCK_ID: {CODE_ACTION_ID: "print(2 + 2)"}}, CAROL)
+    for expected in ("42", "4"):
+        ack = await fake.wait_until(
+            lambda e=expected: next(
+                (m for m in fake.in_channel() if "queued" in text_of(m)
+                 and ("6 * 7" if e == "42" else "2 + 2") in text_of(m)), None)
+        )
+        result = await fake.wait_until(
+            lambda a=ack: next(iter(fake.in_channel(thread_ts=a["ts"])), None), RESULT_TIMEOUT
+        )
+        assert f"```\n{expected}\n```" in text_of(result)
