@@ -1,25 +1,43 @@
-"""Answers per second and p50/p99 latency of the whole "member clicks a choice" core path.
+"""Answers per second and p50/p99 latency of the whole "member clicks a choice" core path,
+each printed next to its floor measured in the same run, and their ratio.
 
 The path measured is Drill.handle_action: load the post, record the answer idempotently,
 score it, update spaced repetition, and build both the private reply and the refreshed
-public view. Targets (issue 3): >= 1,000 answers/s on SQLite, p99 < 20 ms on both databases,
-on a 2-core machine.
+public view. Floors: a single-row INSERT+COMMIT through the same engine (and, on SQLite,
+through plain ``sqlite3``); on PostgreSQL, the hand-written single statement (INSERT ... ON
+CONFLICT DO NOTHING) through asyncpg with the same number of clients. Targets (issue 14):
+SQLite >= 0.6 of the same engine's floor; PostgreSQL, 8 clients, p99 < 20 ms and >= 0.5 of the
+hand-written floor; two processes on one SQLite file (``--processes 2``), p99 < 50 ms.
 
-    python bench/answers.py [--db sqlite|postgres|both] [--members 200] [--posts 20]
+    python -m bench.answers [--db sqlite|postgres|both] [--members 200] [--posts 20]
+    python -m bench.answers --processes 2 [--clicks 600]
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-from bench.common import backends, fresh_database, parser, summary
+from sqlalchemy import func, select, text
+from sqlalchemy.engine import make_url
+
+from bench.common import backends, fresh_database, parser, percentile, ratio_line, summary
 from bot.core.actions import Action, Verb
 from bot.core.clock import SystemClock
 from bot.core.content import load_library
 from bot.core.identity import Where, Who
 from bot.core.service import Drill
+from bot.storage.db import Database, migrate
+from bot.storage.models import Answer
+
+FLOOR_ROWS = 2000
 
 
 class NullPublisher:
@@ -30,60 +48,215 @@ class NullPublisher:
         pass
 
 
+async def _prepare(drill: Drill, members: int, posts: int) -> list[tuple[Who, int, int]]:
+    """Posts, members who exist already (first contact creates the row), shuffled clicks."""
+    where = Where("bench", "w", "c")
+    people = [Who("bench", "w", f"u{i}", f"User {i}") for i in range(members)]
+    post_ids = [(await drill.ask(where, NullPublisher(), kind="daily")).post_id for _ in range(posts)]
+    warm_post = (await drill.ask(where, NullPublisher(), kind="daily")).post_id
+    for who in people:
+        await drill.handle_action(who, Action(Verb.PICK, warm_post, 0).encode())
+    clicks = [(who, pid, random.randrange(4)) for pid in post_ids for who in people]
+    random.shuffle(clicks)
+    return clicks
+
+
+async def _clicks(drill: Drill, clicks: list, concurrency: int) -> tuple[float, list[float]]:
+    queue = list(reversed(clicks))
+    latencies: list[float] = []
+
+    async def client() -> None:
+        while queue:
+            who, pid, pos = queue.pop()
+            t0 = time.perf_counter()
+            await drill.handle_action(who, Action(Verb.PICK, pid, pos).encode())
+            latencies.append(time.perf_counter() - t0)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return len(clicks) / (time.perf_counter() - started), latencies
+
+
+async def _engine_floor(db: Database, rows: int, concurrency: int) -> tuple[float, list[float]]:
+    """Single-row INSERT+COMMIT through the project's engine (write transactions as ours)."""
+    async with db.engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE IF NOT EXISTS bench_floor (id INTEGER PRIMARY KEY, v INTEGER)"))
+    insert = text("INSERT INTO bench_floor (id, v) VALUES (:v, :v)")
+    latencies: list[float] = []
+    left = [rows]
+
+    async def client() -> None:
+        while left[0] > 0:
+            left[0] -= 1
+            t0 = time.perf_counter()
+            async with db.write() as session:
+                await (await session.connection()).execute(insert, {"v": left[0]})
+            latencies.append(time.perf_counter() - t0)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return rows / (time.perf_counter() - started), latencies
+
+
+def _sqlite3_floor(path: str, rows: int) -> float:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("CREATE TABLE IF NOT EXISTS bench_floor_raw (id INTEGER PRIMARY KEY, v INTEGER)")
+    started = time.perf_counter()
+    for i in range(rows):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO bench_floor_raw (v) VALUES (?)", (i,))
+        conn.execute("COMMIT")
+    rate = rows / (time.perf_counter() - started)
+    conn.close()
+    return rate
+
+
+async def _asyncpg_floor(url: str, clicks: int, concurrency: int) -> tuple[float, list[float]]:
+    """The hand-written single statement per click through asyncpg, same clients."""
+    import asyncpg
+
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    pool = await asyncpg.create_pool(dsn, min_size=concurrency, max_size=concurrency)
+    await pool.execute(
+        "CREATE TABLE IF NOT EXISTS bench_answers (post_id int, member_id int, choice int, "
+        "points int, answered_at timestamptz, PRIMARY KEY (post_id, member_id))"
+    )
+    sql = (
+        "INSERT INTO bench_answers VALUES ($1, $2, $3, $4, now()) "
+        "ON CONFLICT (post_id, member_id) DO NOTHING RETURNING post_id"
+    )
+    queue = list(range(clicks))
+    latencies: list[float] = []
+
+    async def client() -> None:
+        while queue:
+            i = queue.pop()
+            t0 = time.perf_counter()
+            await pool.fetchval(sql, i // 1000, i % 1000, i % 4, 10)
+            latencies.append(time.perf_counter() - t0)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    rate = clicks / (time.perf_counter() - started)
+    await pool.close()
+    return rate, latencies
+
+
 async def run(kind: str, members: int, posts: int, concurrency: int, admin: str) -> None:
     library = load_library()
     async with fresh_database(kind, admin) as db:
         drill = Drill(db, library, SystemClock(), random.Random(1))
-        where = Where("bench", "w", "c")
-        people = [Who("bench", "w", f"u{i}", f"User {i}") for i in range(members)]
-        post_ids = [
-            (await drill.ask(where, NullPublisher(), kind="daily")).post_id for _ in range(posts)
-        ]
-        # warm-up: every member exists (first contact creates the member row)
-        warm_post = (await drill.ask(where, NullPublisher(), kind="daily")).post_id
-        for who in people:
-            await drill.handle_action(who, Action(Verb.PICK, warm_post, 0).encode())
-
-        clicks = [(who, pid, random.randrange(4)) for pid in post_ids for who in people]
-        random.shuffle(clicks)
+        clicks = await _prepare(drill, members, posts)
         half = len(clicks) // 2
-        sequential, concurrent = clicks[:half], clicks[half:]
+        seq_rate, seq_lat = await _clicks(drill, clicks[:half], 1)
+        conc_rate, conc_lat = await _clicks(drill, clicks[half:], concurrency)
+        print(f"[{kind}] answer path, one at a time: {seq_rate:,.0f} answers/s; {summary('latency', seq_lat)}")
+        print(f"[{kind}] answer path, {concurrency} clients: {conc_rate:,.0f} answers/s; "
+              f"{summary('latency', conc_lat)}")
+        floor_rate, floor_lat = await _engine_floor(db, FLOOR_ROWS, 1)
+        print(f"[{kind}] floor: single-row INSERT+COMMIT through the same engine: {floor_rate:,.0f}/s; "
+              f"{summary('latency', floor_lat)}")
+        print(f"[{kind}] {ratio_line('answer path / same-engine floor, one at a time', seq_rate, floor_rate)}")
+        if kind == "sqlite":
+            raw = _sqlite3_floor(make_url(db.url).database or "", FLOOR_ROWS)
+            print(f"[{kind}] floor: single-row INSERT+COMMIT through plain sqlite3: {raw:,.0f}/s")
+            print(f"[{kind}] {ratio_line('answer path / plain sqlite3 floor', seq_rate, raw)}")
+            print(f"[{kind}] {ratio_line('same engine / plain sqlite3', floor_rate, raw)}")
+        else:
+            pg_rate, pg_lat = await _asyncpg_floor(db.url, len(clicks) - half, concurrency)
+            print(f"[{kind}] floor: hand-written single statement through asyncpg, {concurrency} clients: "
+                  f"{pg_rate:,.0f}/s; {summary('latency', pg_lat)}")
+            print(f"[{kind}] {ratio_line(f'answer path / hand-written floor, {concurrency} clients', conc_rate, pg_rate)}")
+            p99 = percentile([v * 1000 for v in conc_lat], 99)
+            print(f"[{kind}] p99 with {concurrency} clients: {p99:.1f} ms (target < 20 ms)")
 
-        latencies: list[float] = []
+
+# ---- two processes on one SQLite file ----------------------------------------------------
+
+async def _worker(url: str, clicks_json: str) -> None:
+    """One of the processes: click through the list one at a time, print latencies as JSON."""
+    db = Database(url)
+    drill = Drill(db, load_library(), SystemClock(), random.Random(2))
+    clicks = json.loads(clicks_json)
+    latencies = []
+    for user, post_id, pos in clicks:
+        who = Who("bench", "w", user, user)
+        t0 = time.perf_counter()
+        await drill.handle_action(who, Action(Verb.PICK, post_id, pos).encode())
+        latencies.append(time.perf_counter() - t0)
+    await db.dispose()
+    print(json.dumps(latencies))
+
+
+async def _seed_for_processes(url: str, members: int, posts: int) -> list[list]:
+    db = Database(url)
+    drill = Drill(db, load_library(), SystemClock(), random.Random(1))
+    clicks = await _prepare(drill, members, posts)
+    await db.dispose()
+    return [[who.user, pid, pos] for who, pid, pos in clicks]
+
+
+def run_processes(processes: int, clicks_each: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite+aiosqlite:///{Path(tmp) / 'two.db'}"
+        migrate(url)
+        members = 100
+        posts = max(1, clicks_each // members)
+        clicks = asyncio.run(_seed_for_processes(url, members, posts))[:clicks_each]
+        # every process clicks the same (post, member) pairs in its own order: exactly once?
+        orders = []
+        for i in range(processes):
+            mine = list(clicks)
+            random.Random(i).shuffle(mine)
+            orders.append(mine)
         started = time.perf_counter()
-        for who, pid, pos in sequential:
-            t0 = time.perf_counter()
-            await drill.handle_action(who, Action(Verb.PICK, pid, pos).encode())
-            latencies.append(time.perf_counter() - t0)
-        seq_rate = len(sequential) / (time.perf_counter() - started)
-        print(f"[{kind}] sequential: {seq_rate:,.0f} answers/s")
-        print(f"[{kind}] {summary('latency, one at a time', latencies)}")
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "bench.answers", "--worker", url, json.dumps(order)],
+                stdout=subprocess.PIPE, text=True,
+            )
+            for order in orders
+        ]
+        results = [json.loads(p.communicate(timeout=600)[0]) for p in procs]
+        wall = time.perf_counter() - started
+        everything = [v for r in results for v in r]
+        for i, lat in enumerate(results):
+            print(f"[sqlite, process {i + 1}/{processes}] {summary('latency', lat)} "
+                  f"max={max(lat) * 1000:.1f} ms")
+        print(f"[sqlite, {processes} processes] {summary('latency, all clicks', everything)} "
+              f"max={max(everything) * 1000:.1f} ms; {len(everything) / wall:,.0f} clicks/s")
 
-        queue: asyncio.Queue[tuple[Who, int, int]] = asyncio.Queue()
-        for item in concurrent:
-            queue.put_nowait(item)
-        conc_latencies: list[float] = []
+        async def count() -> int:
+            db = Database(url)
+            async with db.read() as s:
+                n = await s.scalar(select(func.count()).select_from(Answer))
+            await db.dispose()
+            return int(n or 0)
 
-        async def client() -> None:
-            while not queue.empty():
-                who, pid, pos = queue.get_nowait()
-                t0 = time.perf_counter()
-                await drill.handle_action(who, Action(Verb.PICK, pid, pos).encode())
-                conc_latencies.append(time.perf_counter() - t0)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(concurrency)))
-        rate = len(concurrent) / (time.perf_counter() - started)
-        print(f"[{kind}] {concurrency} concurrent clients: {rate:,.0f} answers/s")
-        print(f"[{kind}] {summary(f'latency with {concurrency} clients', conc_latencies)}")
+        recorded = asyncio.run(count()) - members  # minus the warm-up answers
+        verdict = "exactly once" if recorded == len(clicks) else "NOT exactly once"
+        print(f"[sqlite, {processes} processes] {len(clicks)} distinct clicks sent by each process, "
+              f"{recorded} recorded: {verdict}")
+        p99 = percentile([v * 1000 for v in everything], 99)
+        print(f"[sqlite, {processes} processes] p99 {p99:.1f} ms (target < 50 ms)")
 
 
 def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
+        asyncio.run(_worker(sys.argv[2], sys.argv[3]))
+        return
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--members", type=int, default=200)
     p.add_argument("--posts", type=int, default=20)
     p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--processes", type=int, default=0, help="N processes on one SQLite file")
+    p.add_argument("--clicks", type=int, default=600, help="clicks per process with --processes")
     args = p.parse_args()
+    if args.processes:
+        run_processes(args.processes, args.clicks)
+        return
     for kind in backends(args.db):
         asyncio.run(run(kind, args.members, args.posts, args.concurrency, args.pg_admin_url))
 

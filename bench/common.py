@@ -69,3 +69,8 @@ def summary(label: str, latencies_s: list[float]) -> str:
         f"{label}: n={len(ms)} p50={percentile(ms, 50):.2f} ms p99={percentile(ms, 99):.2f} ms "
         f"mean={statistics.fmean(ms):.2f} ms"
     )
+
+
+def ratio_line(label: str, figure: float, floor: float) -> str:
+    """``label: 0.62`` — a figure as a share of its floor from the same run."""
+    return f"ratio {label}: {figure / floor:.2f}" if floor else f"ratio {label}: n/a"

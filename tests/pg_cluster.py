@@ -66,6 +66,9 @@ class Cluster:
     def stop(self) -> None:
         self._ctl("-m", "immediate", "stop")
 
+    def running(self) -> bool:
+        return (self.data / "postmaster.pid").exists()
+
 
 def private_cluster(password: str | None = None) -> Iterator[Cluster]:
     """Start a cluster (skip the test if this host cannot), stop and delete it afterwards."""
@@ -80,7 +83,8 @@ def private_cluster(password: str | None = None) -> Iterator[Cluster]:
         yield c
     finally:
         try:
-            c.stop()
+            if c.running():
+                c.stop()
         finally:
             shutil.rmtree(root, ignore_errors=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 from sqlalchemy import select
 
 from bot.core import leaderboard
@@ -169,4 +170,44 @@ async def test_upgrade_backfills_totals_from_revealed_posts(tmp_path, library, c
     after = board_text(await drill.boards.leaderboard(who(1), C1, period="all"))
     assert after == before and "Player 1" in after and "Player 3" in after
     assert "0% of 1" in after  # player 2's wrong pick counted, the open right one not
+    await db.dispose()
+
+
+@pytest.mark.postgres
+async def test_a_click_racing_the_reveal_is_refused_not_lost_from_the_board(pg_url, library, clock, publisher):
+    """The reveal holds the post row; a click arriving meanwhile waits for it, then finds the
+    post closed: it is told so and never lands uncounted after the totals were credited."""
+    from sqlalchemy import text
+
+    from bot.core.posts import reveal
+    from bot.core.service import Drill
+
+    db = Database(pg_url)
+    async with db.engine.begin() as conn:
+        await conn.exec_driver_sql("TRUNCATE workspaces, channels, members, posts, answers RESTART IDENTITY CASCADE")
+    drill = Drill(db, library, clock, rng=random.Random(3))
+    post_id = await ask_and_pick(drill, publisher, C1, {1: True})
+    async with drill.db.read() as s:
+        post = await s.get(Post, post_id)
+        right = order_of(post).index(drill.library[post.question_id].answer_index)
+    await drill.handle_action(who(2), Action(Verb.PICK, post_id, (right + 1) % 4).encode())  # member exists
+    async with db.write() as session:
+        await reveal(session, library, clock, post_id)  # not committed yet: holds the row
+        late = asyncio.create_task(drill.handle_action(who(3), Action(Verb.PICK, post_id, right).encode()))
+        for _ in range(200):  # until the click waits on the reveal's lock (bounded)
+            async with db.engine.connect() as probe:
+                waiting = await probe.scalar(text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                ))
+            if waiting or late.done():
+                break
+            await asyncio.sleep(0.01)
+        assert waiting == 1 and not late.done()
+    outcome = await asyncio.wait_for(late, timeout=10)
+    assert "closed" in outcome.reply.plain().lower() and not outcome.recorded
+    async with db.read() as s:
+        n = len((await s.execute(select(Answer).where(Answer.post_id == post_id))).scalars().all())
+        board = await leaderboard.top(s, Scope.CHANNEL, post.channel_id, None)
+        raw = await leaderboard.top(s, Scope.CHANNEL, post.channel_id, None, raw=True)
+    assert n == 2 and board == raw and [r.name for r in board] == ["Player 1", "Player 2"]
     await db.dispose()

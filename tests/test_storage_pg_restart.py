@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.exc import OperationalError
 
 from bot.core.actions import Action, Verb
@@ -92,11 +92,20 @@ async def test_only_transient_errors_are_retried(cluster: Cluster) -> None:
     with pytest.raises(ValueError):
         await db.transaction(broken)
     assert calls == 1
+    touched = 0
+
+    async def touch(session) -> None:
+        nonlocal touched
+        touched += 1
+        await session.execute(text("SELECT 1"))
+
+    await db.transaction(touch)  # a pooled connection, then the server goes away
     cluster.stop()
     t0 = time.monotonic()
     with pytest.raises(Exception) as caught:
-        await db.transaction(broken, budget_s=0.5)  # the server stays down: bounded
-    assert is_transient(caught.value) and time.monotonic() - t0 < 5 and calls == 1
+        await db.transaction(touch, budget_s=0.5)  # the server stays down: bounded
+    assert is_transient(caught.value) and time.monotonic() - t0 < 5
+    assert 1 < touched < 10  # retried, a bounded number of times
     await db.dispose()
     cluster.start()  # the fixture stops it again
     assert not is_transient(OperationalError("SELECT 1", {}, Exception("syntax error")))

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from fsrs import Rating
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core import render, srs
@@ -26,26 +26,19 @@ from bot.core.posts import (
     QuestionGoneError,
     closes_text,
     is_closed,
-    load_snapshot,
     order_of,
     question_of,
     snapshot_view,
     window,
 )
 from bot.core.scoring import points_for
+from bot.storage import hot_statements as hot
 from bot.storage.db import core_connection
-from bot.storage.hot_statements import insert_answer
-from bot.storage.models import Answer, Post, Streak
+from bot.storage.models import Post
 
 # Built once: constructing statements per click costs more than running them.
-_CHOICE_QUERY = select(Answer.choice).where(
-    Answer.post_id == bindparam("post_id"), Answer.member_id == bindparam("member_id")
-)
 _CLOSE_POST = (
     update(Post.__table__).where(Post.__table__.c.id == bindparam("post_id")).values(closed_at=bindparam("closed_at"))
-)
-_STREAK_QUERY = select(Streak.current).where(
-    Streak.member_id == bindparam("member_id"), Streak.channel_id == bindparam("channel_id")
 )
 
 
@@ -65,31 +58,40 @@ class _Loaded:
     post: PostSnapshot
     question: Question
     member: MemberRef
+    card_state: str | None  # the member's spaced-repetition card before this answer
+    card_reps: int | None
+    streak: int | None  # the member's daily streak in the post's channel
+    answered: int  # answers the post had before this one
 
 
 async def _load(
     session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
 ) -> _Loaded | Outcome:
-    post = await load_snapshot(session, post_id)
-    if post is None:
+    member = await member_ref(session, who, clock)
+    row = await hot.first(session, hot.CLICK_STATE, {"post_id": post_id, "member_id": member.id})
+    if row is None:
         return Outcome(render.notice("This question no longer exists."))
+    n = len(hot.SNAPSHOT_FIELDS)
+    data = dict(zip(hot.SNAPSHOT_FIELDS, row[:n], strict=True))
+    data["speed_bonus"] = bool(data["speed_bonus"])
+    post = PostSnapshot(**data)
     try:
         question = question_of(library, post)
     except QuestionGoneError:
         return Outcome(render.notice("This question was removed from the question banks."), post_id)
-    member = await member_ref(session, who, clock)
     if post.member_id is not None and post.member_id != member.id:
         return Outcome(
             render.notice("This question belongs to someone else's quiz. Start your own with /quiz."),
             post_id,
         )
-    return _Loaded(post, question, member)
+    card_state, card_reps, streak, answered = row[n:]
+    return _Loaded(post, question, member, card_state, card_reps, streak, int(answered or 0))
 
 
 async def _existing(session: AsyncSession, post_id: int, member_id: int) -> int | None:
     """The choice the member already recorded for this post, if any."""
-    conn = await core_connection(session)
-    return await conn.scalar(_CHOICE_QUERY, {"post_id": post_id, "member_id": member_id})
+    found = await hot.first(session, hot.CHOICE, {"post_id": post_id, "member_id": member_id})
+    return found[0] if found else None
 
 
 async def _close(session: AsyncSession, post_id: int, now: datetime) -> None:
@@ -121,17 +123,42 @@ def _answer_row(
     )
 
 
+async def _refused(
+    session: AsyncSession, values: dict[str, Any], question: Question, order: list[int]
+) -> Outcome:
+    """The insert recorded nothing: the member got there first (double click, race), or the
+    post was revealed in the meantime."""
+    existing = await _existing(session, values["post_id"], values["member_id"])
+    if existing is None:
+        return Outcome(render.closed_message(question, order, None), values["post_id"])
+    return Outcome(render.already_answered(question, order, existing, question.kind), values["post_id"])
+
+
 async def _record_once(
     session: AsyncSession, values: dict[str, Any], question: Question, order: list[int]
 ) -> Outcome | None:
-    """Insert the answer; if the member got there first (double click, race), say what counted."""
-    if await insert_answer(session, values) is not None:
+    """Insert the answer; if it did not count, say why."""
+    if await hot.insert_answer(session, values) is not None:
         return None
-    existing = await _existing(session, values["post_id"], values["member_id"])
-    choice = values["choice"] if existing is None else existing
-    return Outcome(
-        render.already_answered(question, order, choice, question.kind), values["post_id"]
+    return await _refused(session, values, question, order)
+
+
+async def _record_pick_with_card(
+    session: AsyncSession, loaded: _Loaded, values: dict[str, Any], correct: bool
+) -> tuple[int | None, int]:
+    """Record the answer and its spaced-repetition card: (answer id, or None when it did not
+    count; the post's answer count after it)."""
+    card = srs.next_card(
+        values["member_id"], values["question_id"], loaded.card_state, loaded.card_reps,
+        srs.rating_for(correct), values["answered_at"],
     )
+    if hot.one_statement_writes(session):
+        return await hot.record_with_card(session, {**values, **card})
+    answer_id = await hot.insert_answer(session, values)
+    if answer_id is not None:
+        await hot.upsert_srs_card(session, card)
+    # SQLite: the write transaction is exclusive, so the count read before is still exact
+    return answer_id, loaded.answered + (answer_id is not None)
 
 
 async def record_pick(
@@ -164,10 +191,9 @@ async def record_pick(
         bonus=bonus,
     )
     values = _answer_row(post, question, member, now, choice=original, correct=correct, points=points)
-    refused = await _record_once(session, values, question, order)
-    if refused is not None:
-        return refused
-    await srs.review(session, member.id, question.id, srs.rating_for(correct), now)
+    answer_id, answered = await _record_pick_with_card(session, loaded, values, correct)
+    if answer_id is None:
+        return await _refused(session, values, question, order)
 
     channel_post = post.kind in CHANNEL_KINDS
     if not channel_post:
@@ -175,11 +201,7 @@ async def record_pick(
         post = replace(post, closed_at=now)
     streak = None
     if post.kind == "daily" and correct and post.channel_id is not None:
-        conn = await core_connection(session)
-        current = await conn.scalar(
-            _STREAK_QUERY, {"member_id": member.id, "channel_id": post.channel_id}
-        )
-        streak = (current or 0) + 1
+        streak = (loaded.streak or 0) + 1
     from bot.core.quizzes import after_answer  # local: quizzes imports this module
 
     reply = render.answer_feedback(
@@ -195,7 +217,7 @@ async def record_pick(
     )
     if post.quiz_id is not None:
         await after_answer(session, post, reply)
-    public = await snapshot_view(session, library, post) if channel_post else None
+    public = await snapshot_view(session, library, post, answered=answered) if channel_post else None
     return Outcome(reply, post.id, public, post.platform_ref, recorded=True)
 
 

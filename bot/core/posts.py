@@ -146,14 +146,16 @@ def closes_text(post: PostLike, channel_tz: str | None = None) -> str | None:
     return f"at {when:%H:%M} UTC"
 
 
-async def snapshot_view(session: AsyncSession, library: Library, snap: PostSnapshot) -> Message:
+async def snapshot_view(
+    session: AsyncSession, library: Library, snap: PostSnapshot, *, answered: int | None = None
+) -> Message:
     """The message everyone sees before the reveal: the question and how many answered."""
     return question_message(
         snap.id,
         question_of(library, snap),
         order_of(snap),
         kind=snap.kind,
-        answered=await answer_count(session, snap.id),
+        answered=await answer_count(session, snap.id) if answered is None else answered,
         closes=closes_text(snap, snap.channel_tz),
     )
 

@@ -36,15 +36,22 @@ async def review(
     """Apply one review to the member's card (creating it) and return the next due time."""
     conn = await core_connection(session)
     row = (await conn.execute(_CARD_QUERY, {"member_id": member_id, "question_id": question_id})).first()
+    values = next_card(member_id, question_id, row.state if row else None, row.reps if row else 0, rating, when)
+    await upsert_srs_card(session, values)
+    return values["due"]
+
+
+def next_card(
+    member_id: int, question_id: str, state: str | None, reps: int | None, rating: Rating, when: datetime
+) -> dict[str, object]:
+    """The card row after one review of the card stored as ``state`` (None: a new card)."""
     # an explicit id: fsrs otherwise derives it from the clock and sleeps 1 ms to keep it unique
-    card = Card.from_json(row.state) if row else Card(card_id=zlib.crc32(f"{member_id}:{question_id}".encode()))
+    card = Card.from_json(state) if state else Card(card_id=zlib.crc32(f"{member_id}:{question_id}".encode()))
     card, _log = SCHEDULER.review_card(card, rating, as_utc(when))
-    due = as_utc(card.due)
-    await upsert_srs_card(session, {
-        "member_id": member_id, "question_id": question_id, "state": card.to_json(), "due": due,
-        "reps": (row.reps if row else 0) + 1,
-    })
-    return due
+    return {
+        "member_id": member_id, "question_id": question_id, "state": card.to_json(),
+        "due": as_utc(card.due), "reps": (reps or 0) + 1,
+    }
 
 
 async def due_question_ids(

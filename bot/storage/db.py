@@ -101,7 +101,8 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
         return engine
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 20)
-    kwargs.setdefault("pool_pre_ping", True)
+    # no pre-ping (a round trip per transaction): a connection lost meanwhile fails its
+    # transaction, which Database.transaction retries on a fresh one
     return create_async_engine(url, **kwargs)
 
 
