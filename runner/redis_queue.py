@@ -3,13 +3,19 @@
 Keys (all under `key_prefix`, except arq's own `arq:job:*` / `arq:in-progress:*`):
   {p}:queue            arq's queue (sorted set of job ids by enqueue time)
   {p}:req:{id}         the request (code, requester, reply_to) until its result is delivered
-  {p}:results          results waiting for the bot (list); {p}:delivering while handing over
+  {p}:results:{bot}    results for the bot replica that submitted the job (list);
+                       {p}:delivering:{bot} while it hands one over; {p}:bot:{bot} its heartbeat
+  {p}:results          results whose replica is gone (any replica delivers them)
+  {p}:owner:{id}       the replica that submitted the job
   {p}:active:{member}  the member's unfinished job id; {p}:rate:{member} recent submissions
   {p}:cancel:{id}      a cancel request for a running job, watched by its worker
   {p}:published:{id}   set with the result, so a retried arq job never answers twice
 
-Results go through a Redis list rather than a callback so that a bot restarted in the
-middle of a job still delivers it: whatever is in the list when it comes back is sent.
+Results go through Redis lists rather than a callback so that a bot restarted in the
+middle of a job still delivers it. Each bot replica reads only its own list (it alone holds
+the job's /run acknowledgement and coalescing state); the worker routes a result there while
+that replica's heartbeat lives, otherwise to the shared list, and replicas move the lists of
+replicas whose heartbeat expired to the shared list.
 Payloads are JSON (not arq's default pickle): nothing from Redis is ever unpickled.
 """
 
@@ -38,6 +44,8 @@ from runner.settings import RunnerSettings
 log = logging.getLogger(__name__)
 ACTIVE_TTL_S = 3600  # a lost job cannot block its member for longer than this
 REQUEST_TTL_S = 86_400
+ALIVE_TTL_S = 15  # a replica silent this long is gone: its results go to the shared list
+SWEEP_EVERY_S = 10.0
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
@@ -80,15 +88,36 @@ class Keys:
     def published(self, job_id: str) -> str:
         return f"{self.prefix}:published:{job_id}"
 
+    def owner(self, job_id: str) -> str:
+        return f"{self.prefix}:owner:{job_id}"
+
+    def results_of(self, replica: str) -> str:
+        return f"{self.prefix}:results:{replica}"
+
+    def delivering_of(self, replica: str) -> str:
+        return f"{self.prefix}:delivering:{replica}"
+
+    def alive(self, replica: str) -> str:
+        return f"{self.prefix}:bot:{replica}"
+
 
 def redis_settings(url: str) -> RedisSettings:
     return RedisSettings.from_dsn(url)
 
 
+async def result_list(redis: ArqRedis, keys: Keys, job_id: str) -> str:
+    """The submitting replica's list while it is alive, else the shared one."""
+    owner = await redis.get(keys.owner(job_id))
+    if owner is not None and await redis.exists(keys.alive(owner.decode())):
+        return keys.results_of(owner.decode())
+    return keys.results
+
+
 async def publish(redis: ArqRedis, keys: Keys, result: JobResult) -> None:
-    """Hand a finished job to the bot and free its member for the next one."""
+    """Hand a finished job to the bot that submitted it and free its member for the next one."""
+    target = await result_list(redis, keys, result.job_id)
     async with redis.pipeline(transaction=True) as pipe:
-        pipe.lpush(keys.results, json.dumps(result.to_dict()))
+        pipe.lpush(target, json.dumps(result.to_dict()))
         pipe.set(keys.published(result.job_id), "1", ex=REQUEST_TTL_S)
         await pipe.execute()
     await redis.eval(_RELEASE, 1, keys.active(result.request.requester), result.job_id)
@@ -99,6 +128,7 @@ class RedisRunner(RunnerService):
         super().__init__()
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
+        self.replica = uuid.uuid4().hex[:12]
         self._redis: ArqRedis | None = None
         self._consumer: asyncio.Task[None] | None = None
 
@@ -112,9 +142,10 @@ class RedisRunner(RunnerService):
         self._redis = await create_pool(redis_settings(self.settings.redis_url),
                                         default_queue_name=self.keys.queue,
                                         job_serializer=_dumps, job_deserializer=json.loads)
-        # a previous process may have died while handing results over: send them again
-        while await self._redis.lmove(self.keys.delivering, self.keys.results, "LEFT", "RIGHT"):
-            pass
+        await self._redis.set(self.keys.alive(self.replica), "1", ex=ALIVE_TTL_S)
+        # an older version's single hand-over list: its results are anyone's now
+        await _drain(self._redis, self.keys.delivering, self.keys.results)
+        await self.sweep()
         self._consumer = asyncio.create_task(self._consume(), name="runner-results")
 
     async def close(self) -> None:
@@ -123,15 +154,42 @@ class RedisRunner(RunnerService):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._consumer
         if self._redis is not None:
+            with contextlib.suppress(OSError, ConnectionError):  # others deliver what was ours
+                await self._redis.delete(self.keys.alive(self.replica))
+                await self._hand_over(self.replica)
             await self._redis.aclose()
             self._redis = None
 
+    async def _hand_over(self, replica: str) -> None:
+        await _drain(self.redis, self.keys.delivering_of(replica), self.keys.results)
+        await _drain(self.redis, self.keys.results_of(replica), self.keys.results)
+
+    async def sweep(self) -> None:
+        """Move the lists of replicas whose heartbeat expired to the shared list."""
+        redis, prefix = self.redis, self.keys.prefix
+        gone: set[str] = set()
+        for pattern in (f"{prefix}:results:*", f"{prefix}:delivering:*"):
+            async for key in redis.scan_iter(pattern):
+                replica = key.decode().rsplit(":", 1)[1]
+                if replica != self.replica and not await redis.exists(self.keys.alive(replica)):
+                    gone.add(replica)
+        for replica in gone:
+            log.info("runner results of gone bot replica %s handed to the others", replica)
+            await self._hand_over(replica)
+
     async def _consume(self) -> None:
-        redis = self.redis
+        redis, keys = self.redis, self.keys
+        mine, delivering = keys.results_of(self.replica), keys.delivering_of(self.replica)
+        last_sweep = time.monotonic()
         while True:
             try:
-                raw = await redis.blmove(self.keys.results, self.keys.delivering, 1.0,
-                                         "RIGHT", "LEFT")
+                await redis.set(keys.alive(self.replica), "1", ex=ALIVE_TTL_S)
+                raw = await redis.blmove(mine, delivering, 1.0, "RIGHT", "LEFT")
+                if raw is None:  # nothing of ours: one orphan, if any
+                    raw = await redis.lmove(keys.results, delivering, "RIGHT", "LEFT")
+                if time.monotonic() - last_sweep > SWEEP_EVERY_S:
+                    last_sweep = time.monotonic()
+                    await self.sweep()
             except (OSError, ConnectionError) as exc:
                 log.warning("redis unavailable while waiting for results: %s", exc)
                 await asyncio.sleep(1)
@@ -140,8 +198,8 @@ class RedisRunner(RunnerService):
                 continue
             result = JobResult.from_dict(json.loads(raw))
             if await self._deliver(result):
-                await redis.lrem(self.keys.delivering, 1, raw)
-                await redis.delete(self.keys.request(result.job_id))
+                await redis.lrem(delivering, 1, raw)
+                await redis.delete(keys.request(result.job_id), keys.owner(result.job_id))
 
     async def submit(self, request: JobRequest) -> Submitted:
         check_code_size(request.code, self.settings.max_code_bytes)
@@ -159,6 +217,7 @@ class RedisRunner(RunnerService):
             await redis.delete(active)
             raise
         await redis.set(keys.request(job_id), json.dumps(request.to_dict()), ex=REQUEST_TTL_S)
+        await redis.set(keys.owner(job_id), self.replica, ex=REQUEST_TTL_S)
         # arq orders its queue by millisecond score, and ties by job id: strictly increasing
         # scores keep it first-come, first-served even for jobs submitted in the same ms
         score_ms = await redis.eval(NEXT_SCORE_LUA, 1, keys.last_score, int(time.time() * 1000))
@@ -205,6 +264,11 @@ class RedisRunner(RunnerService):
                                                  error_message="cancelled before it started"))
             return True
         return await redis.exists(in_progress_key_prefix + job_id) > 0
+
+
+async def _drain(redis: ArqRedis, source: str, target: str) -> None:
+    while await redis.lmove(source, target, "LEFT", "RIGHT"):
+        pass
 
 
 async def _watch_cancel(redis: ArqRedis, key: str, pool_slot: Any) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from runner.isolation import Level, detect
-from runner.jobs import JobRejected, JobRequest, JobState
+from runner.jobs import JobRejected, JobRequest, JobResult, JobState
 from runner.pool import NO_GPU_NOTE
 from runner.redis_queue import Keys, RedisRunner, build_worker, run_snippet
 from runner.settings import RunnerSettings
@@ -188,3 +190,61 @@ async def test_jobs_submitted_in_the_same_millisecond_keep_their_order(conf: Run
         assert [await runner.position(s.job_id) for s in subs] == list(range(1, 13))
         for s in subs:
             await runner.cancel(s.job_id)
+
+
+async def test_results_go_to_the_bot_replica_that_submitted(conf: RunnerSettings) -> None:
+    """Two bot processes and one worker: each replica delivers exactly its own results."""
+    conf = conf.model_copy(update={"queue_cap": 20, "rate_per_minute": 100})
+    script = Path(__file__).with_name("redis_replica.py")
+    other = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), REDIS_URL, conf.key_prefix, "b", "3",
+        stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        async with worker(conf), bot(conf) as (runner, results):
+            mine = [(await runner.submit(req(f"print('a-{i}')", f"a:{i}"))).job_id for i in range(3)]
+            for job_id in mine:
+                assert (await results.wait(job_id)).stdout.startswith("a-")
+            out, _ = await asyncio.wait_for(other.communicate(), 90)
+            await asyncio.sleep(0.3)  # a stray result would reach us within one poll
+            lines = [json.loads(line) for line in out.decode().splitlines()]
+            theirs = {line["submitted"] for line in lines if "submitted" in line}
+            SUBMITTED.extend(theirs)
+            delivered_there = {line["delivered"]: line["stdout"] for line in lines if "delivered" in line}
+            assert set(results.results) == set(mine)  # none of b's
+            assert set(delivered_there) == theirs and len(theirs) == 3  # none of a's
+            assert sorted(delivered_there.values()) == ["b-0\n", "b-1\n", "b-2\n"]
+    finally:
+        if other.returncode is None:
+            other.kill()
+            await other.wait()
+    assert other.returncode == 0
+
+
+async def test_results_of_a_vanished_replica_are_delivered_by_another(conf: RunnerSettings) -> None:
+    keys = Keys(conf.key_prefix)
+    crashed = RedisRunner(conf)
+    await crashed.start()
+    sub = await crashed.submit(req("print('orphan')", "u:o"))
+    SUBMITTED.append(sub.job_id)
+    crashed._consumer.cancel()  # the process dies: no hand-over, its heartbeat runs out
+    await asyncio.gather(crashed._consumer, return_exceptions=True)
+    await crashed.redis.delete(keys.alive(crashed.replica))  # stands in for the TTL expiring
+    await crashed.redis.aclose()
+    async with worker(conf), bot(conf) as (_, results):
+        result = await results.wait(sub.job_id)
+    assert result.state is JobState.DONE and result.stdout == "orphan\n"
+
+
+async def test_a_result_already_routed_to_a_replica_that_died_is_swept_to_the_others(
+        conf: RunnerSettings) -> None:
+    keys = Keys(conf.key_prefix)
+    async with bot(conf) as (runner, results):
+        request = req("print('late')", "u:l")
+        job = "swept-job"
+        SUBMITTED.append(job)
+        lost = JobResult(job_id=job, request=request, state=JobState.DONE, stdout="late\n")
+        await runner.redis.lpush(keys.results_of("deadreplica"), json.dumps(lost.to_dict()))
+        await runner.sweep()
+        assert (await results.wait(job)).stdout == "late\n"
+        assert await runner.redis.llen(keys.results_of("deadreplica")) == 0
