@@ -283,6 +283,12 @@ class FakeSlack:
         return {"ok": True, "user": {"id": user.id, "name": user.name, "is_admin": user.admin,
                                      "is_owner": False, "is_primary_owner": False}}
 
+    def m_chat_delete(self, data: dict[str, Any]) -> dict[str, Any]:
+        key = (str(data.get("channel")), str(data.get("ts")))
+        if self.messages.pop(key, None) is None:
+            return {"ok": False, "error": "message_not_found"}
+        return {"ok": True, "channel": key[0], "ts": key[1]}
+
     def m_conversations_open(self, data: dict[str, Any]) -> dict[str, Any]:
         """The bot's direct-message channel with a user (Slack answers D + an id)."""
         users = str(data.get("users", ""))

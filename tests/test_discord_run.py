@@ -147,3 +147,18 @@ async def test_run_while_the_runner_starts_says_so(fake: FakeDiscord, start_adap
     finally:
         started.set()
         await app.runner_task
+
+
+async def test_a_run_refused_by_the_queue_leaves_no_public_message(
+    fake: FakeDiscord, start_adapter: StartAdapter, runs: RunDesk
+) -> None:
+    await start_adapter()
+    slow = fake.user_message(CAROL, "```python\nimport time\ntime.sleep(8)\nprint(1)\n```")
+    first = await fake.message_command("Run code", slow, CAROL)
+    await fake.wait_until(lambda: (m := fake.messages.get(fake.originals.get(first, 0))) and "queued" in text_of(m))
+    again = await fake.message_command("Run code", fake.user_message(CAROL, "```python\nprint(2)\n```"), CAROL)
+    refusal = await fake.wait_for("POST", f"/webhooks/{fake.app_id}/{again}")
+    assert refusal.json["flags"] & EPHEMERAL
+    assert "you already have a running job" in text_of(refusal.json)
+    assert fake.sent("DELETE", f"/webhooks/{fake.app_id}/{again}/messages/@original")
+    assert not [m for m in fake.in_channel(fake.channel_id) if "print(2)" in text_of(m) and "/run by" in text_of(m)]

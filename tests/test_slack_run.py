@@ -143,3 +143,21 @@ async def test_two_open_run_modals_are_told_apart_and_both_run(
             lambda a=ack: next(iter(fake.in_channel(thread_ts=a["ts"])), None), RESULT_TIMEOUT
         )
         assert f"```\n{expected}\n```" in text_of(result)
+
+
+async def test_a_run_refused_by_the_queue_leaves_no_public_message(
+    fake: FakeSlack, slack: SlackSender, runs: RunDesk
+) -> None:
+    """The second job of a member with one still running is refused after the acknowledgement
+    was posted: the acknowledgement is deleted and the refusal is private."""
+    target = {"ts": "1700000000.000100", "text": "```import time\ntime.sleep(8)\nprint(1)```", "user": CAROL.id}
+    await slack.message_shortcut(RUN_SHORTCUT_ID, target, CAROL)
+    await fake.wait_until(lambda: next(
+        (m for m in fake.in_channel(thread_ts=target["ts"]) if "queued" in text_of(m)), None))
+    again = {"ts": "1700000000.000200", "text": "```print(2)```", "user": CAROL.id}
+    await slack.message_shortcut(RUN_SHORTCUT_ID, again, CAROL)
+    refusal = await fake.wait_for("chat.postEphemeral", user=CAROL.id)
+    assert "you already have a running job" in text_of(refusal.data)
+    deleted = await fake.wait_for("chat.delete")
+    assert not [m for m in fake.in_channel(thread_ts=again["ts"]) if "print(2)" in text_of(m)]
+    assert deleted.data["ts"] != again["ts"]  # the acknowledgement, not the member's message
