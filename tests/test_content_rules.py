@@ -17,11 +17,17 @@ from bot.core.lint import bank_figures, lint_library, markdown_problems
 PROBLEM_RE = re.compile(r"^(?P<path>.+?\.yaml):(?P<line>\d+): (?P<warning>warning: )?(?P<message>.+)$")
 
 
+def default_prompt(qid: str) -> str:
+    """Words no other generated prompt shares, so only the near-duplicate test has duplicates."""
+    word = qid.replace("-", "")
+    return f"Which holds for {word}x {word}y {word}z?"
+
+
 def mcq(qid: str, key: str, others: list[str], *, prompt: str | None = None, why: bool = True,
         extra: str = "") -> str:
     """One MCQ in YAML; distractors get a why_not unless ``why`` is False."""
     lines = [f"  - id: {qid}", "    kind: mcq", "    topic: tensors", "    difficulty: 2",
-             f"    prompt: {prompt or f'Which one is right for {qid}?'!r}", "    choices:",
+             f"    prompt: {prompt or default_prompt(qid)!r}", "    choices:",
              f"      - text: {key!r}"]
     for other in others:
         lines.append(f"      - text: {other!r}")
