@@ -233,6 +233,11 @@ async def test_a_429_is_waited_out(db, fake):
     try:
         assert (await app[0].daily.post_now(where_of(platform(fake)))).plain() == "Posted today's question."
         await assert_one_post_recorded(app[0], fake)
+        if isinstance(fake, FakeDiscord):  # both tries: keyed, and pinging nobody
+            tries = [r.json for r in fake.sent("POST", POSTS_PATH)]
+            assert len(tries) == 2 and {t["nonce"] for t in tries} == {tries[0]["nonce"]}
+            assert all(t["enforce_nonce"] and t["allowed_mentions"]["parse"] == [] for t in tries)
+            assert not any(t["allowed_mentions"].get(k) for t in tries for k in ("users", "roles"))
     finally:
         await stop(app)
 
