@@ -31,7 +31,7 @@ Slug = Annotated[str, StringConstraints(pattern=SLUG_RE)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 DEFAULT_CONTENT_DIR = Path(__file__).resolve().parents[2] / "content"
-NOT_BANK_FILES = {"errors.yaml", "verified.yaml"}  # the error catalog; the verified torch
+NOT_BANK_FILES = {"errors.yaml", "verified.yaml"}  # the error catalog; the pinned torch version
 
 
 class Kind(StrEnum):
