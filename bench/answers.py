@@ -181,8 +181,8 @@ async def _worker(url: str, clicks_json: str) -> None:
     drill = Drill(db, load_library(), SystemClock(), random.Random(2))
     clicks = json.loads(clicks_json)
     latencies = []
-    for user, post_id, pos in clicks:
-        who = Who("bench", "w", user, user)
+    for user, name, post_id, pos in clicks:
+        who = Who("bench", "w", user, name)
         t0 = time.perf_counter()
         await drill.handle_action(who, Action(Verb.PICK, post_id, pos).encode())
         latencies.append(time.perf_counter() - t0)
@@ -195,7 +195,7 @@ async def _seed_for_processes(url: str, members: int, posts: int) -> list[list]:
     drill = Drill(db, load_library(), SystemClock(), random.Random(1))
     clicks = await _prepare(drill, members, posts)
     await db.dispose()
-    return [[who.user, pid, pos] for who, pid, pos in clicks]
+    return [[who.user_id, who.display_name, pid, pos] for who, pid, pos in clicks]
 
 
 def run_processes(processes: int, clicks_each: int) -> None:

@@ -2,8 +2,9 @@
 
 SQLite allows one writer. Write transactions start with ``BEGIN IMMEDIATE`` (so two writers
 never deadlock upgrading a read lock) and are queued on an in-process lock (so they wait in
-FIFO order instead of spinning on the busy handler); a lock held by another process is waited
-for with asyncio sleeps. Statements run inline in the event loop (see sqlite_inline).
+FIFO order instead of spinning); a lock held by another process is waited for with short
+asyncio sleeps, never inside SQLite. Statements run inline in the event loop (see
+sqlite_inline).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from bot.storage import sqlite_inline
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 WRITE_LOCK_WAIT_S = 30.0  # how long a write waits for another process's SQLite write lock
+LOCK_FIRST_DELAY_S = 0.0005  # then x1.5 per retry: another process's transactions take ~1 ms
+LOCK_MAX_DELAY_S = 0.005
 RETRY_BUDGET_S = 10.0  # how long a transaction is retried through connection loss (a restart)
 RETRY_FIRST_DELAY_S = 0.05
 RETRY_MAX_DELAY_S = 1.0
@@ -87,10 +90,11 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
             cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute(f"PRAGMA busy_timeout={sqlite_inline.BUSY_TIMEOUT_MS}")
+            cursor.execute(f"PRAGMA busy_timeout={sqlite_inline.CONNECT_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA journal_mode=WAL")  # may wait once, when a pool connects
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute(f"PRAGMA busy_timeout={sqlite_inline.BUSY_TIMEOUT_MS}")
             cursor.close()
 
         @event.listens_for(engine.sync_engine, "begin")
@@ -177,7 +181,7 @@ class Database:
         """Start the transaction; on SQLite take the write lock now, waiting without blocking."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + WRITE_LOCK_WAIT_S
-        delay = 0.005
+        delay = LOCK_FIRST_DELAY_S
         while True:
             session = self._write()
             try:
@@ -188,8 +192,8 @@ class Database:
                 await session.close()
                 if not (self.is_sqlite and "locked" in str(exc)) or loop.time() > deadline:
                     raise
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.2)
+            await asyncio.sleep(delay)  # another process writes: wait without blocking the loop
+            delay = min(delay * 1.5, LOCK_MAX_DELAY_S)
 
     def insert(self, table: Any) -> Any:
         """Dialect insert, so callers can use ``on_conflict_do_nothing``/``do_update``."""

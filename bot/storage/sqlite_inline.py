@@ -5,9 +5,11 @@ hand-offs (about 0.5 ms), which capped the answer path near 150/s. SQLite calls 
 take microseconds, so this shim runs them inline in the event loop thread behind the same
 async interface SQLAlchemy's aiosqlite dialect expects (via ``async_creator``).
 
-The one call that could block for long is waiting for another process's write lock. The
-connection's busy timeout is therefore kept short, and ``Database.write`` takes the write
-lock up front (``BEGIN IMMEDIATE``) and retries with ``asyncio.sleep`` while it is busy.
+The one call that could block is waiting for another process's write lock, and a blocked
+event loop also holds up Discord heartbeats and Slack acks. So the connection never waits
+(busy timeout 0): ``Database.write`` takes the write lock up front (``BEGIN IMMEDIATE``, the
+only statement that can meet the lock in WAL mode) and, while it is busy, retries after
+``asyncio.sleep`` from the first conflict on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-BUSY_TIMEOUT_MS = 100  # the longest the event loop may block on another process's lock
+BUSY_TIMEOUT_MS = 0  # never wait inside SQLite: the event loop would stop meanwhile
+CONNECT_BUSY_TIMEOUT_MS = 2000  # only while a new connection switches to WAL mode
 
 
 class _Cursor:
