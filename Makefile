@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint install clean
+.PHONY: run test lint install clean mutate
 
 $(STAMP): pyproject.toml .ci/constraints.txt
 	$(PY) -m venv $(VENV)
@@ -19,11 +19,17 @@ run: $(STAMP)
 	$(BIN)/torchdrill serve
 
 test: $(STAMP)
-	$(BIN)/ruff check bot runner tests bench
+	$(BIN)/ruff check bot runner tests bench tools
 	$(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
 
+# Slow (see README): mutation score per module and the surviving mutants.
+mutate: $(STAMP)
+	$(BIN)/pip install --quiet "mutmut==3.8.1"
+	cd $(CURDIR) && $(BIN)/mutmut run --max-children 2 || true
+	$(BIN)/python tools/mutation_report.py
+
 lint: $(STAMP)
-	$(BIN)/ruff check bot runner tests bench
+	$(BIN)/ruff check bot runner tests bench tools
 
 clean:
 	rm -rf $(VENV) .pytest_cache
