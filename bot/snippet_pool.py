@@ -32,10 +32,12 @@ ENV = {
     "OMP_NUM_THREADS": "1",  # several snippets run at once on a small machine
     "PYTHONDONTWRITEBYTECODE": "1",
 }
-# Code that must not share an interpreter: it forks, spawns, or starts threads that outlive it.
+# Code that must not share an interpreter: it forks, spawns, starts threads that outlive it, or
+# registers process-wide names (custom ops, compiled extensions) a later snippet may reuse.
 NEEDS_OWN_PROCESS = re.compile(
     r"multiprocessing|mp\.spawn|torch\.distributed|init_process_group|num_workers\s*=\s*[1-9]"
     r"|threading|os\._exit|os\.fork|ThreadPool|ProcessPool"
+    r"|torch\.library|custom_op|cpp_extension"
 )
 _TRACE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 

@@ -13,6 +13,7 @@ the file descriptor that was stdout at start-up.
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import os
 import shutil
@@ -49,6 +50,8 @@ def _reset_torch(state: Any) -> None:
     torch.set_printoptions(profile="default")
     torch.set_float32_matmul_precision("highest")
     torch.set_num_threads(threads)
+    torch.set_flush_denormal(False)
+    torch.set_warn_always(False)
     if "torch._dynamo" in sys.modules:
         sys.modules["torch._dynamo"].reset()
 
@@ -129,6 +132,8 @@ def _restore(baseline: dict[str, Any], workdir: str) -> None:
     os.environ.clear()
     os.environ.update(baseline["environ"])
     warnings.filters[:] = baseline["filters"]
+    sys.setrecursionlimit(baseline["recursion"])
+    gc.enable()
     warnings._filters_mutated()  # type: ignore[attr-defined]  # forget "already shown" marks
     for name, module in list(sys.modules.items()):
         if (getattr(module, "__file__", None) or "").startswith(workdir):
@@ -144,6 +149,7 @@ def main() -> None:
     baseline = {
         "cwd": os.getcwd(), "path": list(sys.path), "environ": dict(os.environ),
         "filters": list(warnings.filters), "threads": threading.active_count(),
+        "recursion": sys.getrecursionlimit(),
         "devnull": os.open(os.devnull, os.O_WRONLY), "stderr": os.dup(2),
     }
     os.dup2(baseline["devnull"], 1)

@@ -96,6 +96,7 @@ def test_warm_jobs_are_as_clean_as_a_new_interpreter() -> None:
             torch.set_default_dtype(torch.float64)
             torch.set_grad_enabled(False)
             torch.manual_seed(0)
+            torch.set_flush_denormal(True)
             os.environ["LEAK"] = "1"
             print(os.path.basename(os.getcwd()).startswith("snippet-"), sorted(os.listdir(".")))
         """),
@@ -104,6 +105,7 @@ def test_warm_jobs_are_as_clean_as_a_new_interpreter() -> None:
             print("leaked" in globals(), "mod_written" in sys.modules, sorted(os.listdir(".")))
             print(torch.get_default_dtype(), torch.is_grad_enabled(), torch.initial_seed())
             print(repr(os.environ.get("LEAK")), repr(os.environ["CUDA_VISIBLE_DEVICES"]), __name__)
+            print(torch.tensor([1e-320], dtype=torch.float64).item() > 0)  # denormals kept
         """),
     ]
     first, second = run_all(jobs, workers=1)
@@ -114,6 +116,7 @@ def test_warm_jobs_are_as_clean_as_a_new_interpreter() -> None:
         "False False ['snippet.py']",
         "torch.float32 True 67280421310721",
         "None '' __main__",
+        "True",
     ]
 
 
@@ -161,6 +164,7 @@ def test_threads_and_processes_get_an_interpreter_of_their_own() -> None:
     assert needs_own_process(code("import torch.distributed as dist"))
     assert needs_own_process(code("DataLoader(ds, num_workers=2)"))
     assert needs_own_process(code("print(1)", isolate=True))
+    assert needs_own_process(code("@torch.library.custom_op('demo::f', mutates_args=())"))
     assert not needs_own_process(code("DataLoader(ds, num_workers=0)"))
 
 
