@@ -78,6 +78,21 @@ def test_question_message_shows_the_snippet_right_after_the_prompt() -> None:
     assert msg.blocks[2].text.splitlines()[0] == "**A.** It raises a RuntimeError"
 
 
+def test_which_line_questions_number_the_lines_they_name() -> None:
+    q = Question.model_validate({
+        "id": "which-line", "kind": "mcq", "topic": "tensors", "difficulty": 2,
+        "prompt": "Which line raises?",
+        "choices": [{"text": "Line 3: the `view` call"},
+                    {"text": "Line 2", "why_not": "Transposing is a view and never raises."},
+                    {"text": "It runs without an error", "why_not": "The strides cannot merge."}],
+        "answer": "Line 3: the `view` call", "explanation": "Strides (1, 3) cannot flatten.",
+        "check": "raises_at",
+        "code": [{"code": "import torch\ny = torch.zeros(2, 3).t()\ny.view(-1)",
+                  "setup": "# hidden"}]})
+    msg = render.question_message(1, q, [0, 1, 2], kind="round")
+    assert codes(msg) == ["1  import torch\n2  y = torch.zeros(2, 3).t()\n3  y.view(-1)"]
+
+
 def test_a_conceptual_question_shows_no_code_with_the_prompt() -> None:
     q = Question.model_validate({
         "id": "concept", "kind": "mcq", "topic": "tensors", "difficulty": 1, "prompt": "Pick one?",

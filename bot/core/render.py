@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.core.actions import Action, Verb
-from bot.core.content import Kind, Question
+from bot.core.content import Check, Kind, Question
 from bot.core.messages import Button, ButtonStyle, Message
 from bot.core.topics import TOPICS
 
@@ -31,6 +31,16 @@ def question_header(question: Question, kind: str, progress: str | None = None) 
     return f"{title} · {TOPICS[question.topic]} · {stars(question.difficulty)}"
 
 
+def shown_code(question: Question) -> str:
+    """The snippet shown with the question; numbered when the choices name lines."""
+    code = question.shown_snippet.code if question.shown_snippet else ""
+    if question.check is not Check.RAISES_AT:
+        return code
+    lines = code.rstrip().splitlines()
+    width = len(str(len(lines)))
+    return "\n".join(f"{n:>{width}}  {line}" for n, line in enumerate(lines, 1))
+
+
 def choice_lines(question: Question, order: Sequence[int]) -> str:
     return "\n".join(f"**{LETTERS[pos]}.** {question.choices[orig]}" for pos, orig in enumerate(order))
 
@@ -49,7 +59,7 @@ def question_message(
     msg = Message(title=question_header(question, kind, progress), ephemeral=ephemeral)
     msg.text(question.prompt)
     if question.shown_snippet is not None:  # "what does this print?" needs the code to answer
-        msg.code(question.shown_snippet.code)
+        msg.code(shown_code(question))
     if question.kind is Kind.MCQ:
         msg.text(choice_lines(question, order))
         msg.buttons = [
@@ -175,7 +185,7 @@ def reveal_message(post_id: int, question: Question, order: Sequence[int], facts
     msg = Message(title=question_header(question, kind) + " · answer")
     msg.text(question.prompt)
     if question.shown_snippet is not None:
-        msg.code(question.shown_snippet.code)
+        msg.code(shown_code(question))
     lines = []
     for pos, orig in enumerate(order):
         mark = "✅" if orig == question.answer_index else "▫️"
