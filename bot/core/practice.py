@@ -45,7 +45,7 @@ class Practice:
             st = await member_stats(session, d.library, member.id, channel.id if channel else None)
             member_groups = await groups.groups_of(session, member.id)
             chart = None
-            if st.answered:
+            if st.answered or st.pending:
                 tz = channel.timezone if channel else DEFAULT_TZ
                 chart = await progress_charts.stats_chart(
                     session, d.library, member.id, member.display_name, st, d.clock.now(), tz

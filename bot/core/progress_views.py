@@ -19,10 +19,11 @@ MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
 
 def stats_message(name: str, st: MemberStats, member_groups: Sequence[str]) -> Message:
     msg = Message(title=f"Stats for {name}", ephemeral=True)
-    if not st.answered:
+    if not st.answered and not st.pending:
         return msg.text("No answers yet. Try /quiz or answer today's question!")
+    pending = f" (+{st.pending} waiting for the reveal)" if st.pending else ""
     msg.text(
-        f"**{st.answered}** answered · **{round(100 * st.accuracy)}%** correct · "
+        f"**{st.answered}** answered{pending} · **{round(100 * st.accuracy)}%** correct · "
         f"streak **{st.current_streak}** (best {st.best_streak})"
     )
     msg.text("\n".join(

@@ -1,4 +1,8 @@
-"""A member's own numbers: accuracy and mastery per topic, weakest topics, streaks."""
+"""A member's own numbers: accuracy and mastery per topic, weakest topics, streaks.
+
+Answers to a channel question that is still open are *pending*: counted as such, never as
+right or wrong, until the reveal (a round's picks are not even told to the member before).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,18 @@ from dataclasses import dataclass
 
 from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
 
 from bot.core.content import Library
-from bot.storage.models import Answer, Streak
+from bot.storage.models import Answer, Post, Streak
 
 MIN_ANSWERS_FOR_WEAK = 2
+
+
+def _pending() -> ColumnElement[bool]:
+    """The answer belongs to a channel question not revealed yet."""
+    open_posts = select(Post.id).where(Post.closed_at.is_(None), Post.channel_id.is_not(None))
+    return Answer.post_id.in_(open_posts)
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,7 @@ class MemberStats:
     topics: list[TopicStats]
     current_streak: int
     best_streak: int
+    pending: int = 0  # answers to questions not revealed yet (not in the numbers above)
 
     @property
     def accuracy(self) -> float:
@@ -51,7 +63,7 @@ class MemberStats:
 async def topic_accuracy(session: AsyncSession, member_id: int) -> dict[str, tuple[float, int]]:
     rows = await session.execute(
         select(Answer.topic, func.sum(case((Answer.correct, 1), else_=0)), func.count())
-        .where(Answer.member_id == member_id)
+        .where(Answer.member_id == member_id, ~_pending())
         .group_by(Answer.topic)
     )
     return {topic: (int(c or 0) / n, n) for topic, c, n in rows}
@@ -62,14 +74,16 @@ async def member_stats(
 ) -> MemberStats:
     rows = (
         await session.execute(
-            select(Answer.question_id, Answer.topic, Answer.correct)
+            select(Answer.question_id, Answer.topic, Answer.correct, _pending())
             .where(Answer.member_id == member_id)
             .order_by(Answer.answered_at, Answer.id)
         )
     ).all()
+    pending = sum(1 for r in rows if r[3])
+    rows = [r for r in rows if not r[3]]
     latest: dict[str, tuple[str, bool]] = {}
     per_topic: dict[str, list[int]] = {}
-    for question_id, topic, correct in rows:
+    for question_id, topic, correct, _ in rows:
         latest[question_id] = (topic, bool(correct))
         counts = per_topic.setdefault(topic, [0, 0])
         counts[0] += 1
@@ -96,4 +110,5 @@ async def member_stats(
         topics=topics,
         current_streak=current or 0,
         best_streak=best or 0,
+        pending=pending,
     )
