@@ -52,6 +52,21 @@ _CREDIT_POST = [
 ]
 
 
+_REBUILD = [
+    (f"DELETE FROM {table}", text(_credit_sql(
+        table, key, "post_id IN (SELECT id FROM posts WHERE closed_at IS NOT NULL)"
+    )))
+    for table, key in (("channel_scores", "channel_id"), ("workspace_scores", "workspace_id"))
+]
+
+
+async def rebuild_totals(conn: Any) -> None:
+    """Recompute every total from the answers of revealed posts (bulk loads, repairs)."""
+    for delete, insert in _REBUILD:
+        await conn.execute(text(delete))
+        await conn.execute(insert)
+
+
 async def credit_post(session: AsyncSession, post_id: int) -> None:
     """Add a post's answers to the all-time totals; call exactly once, when it is revealed."""
     conn = await core_connection(session)
