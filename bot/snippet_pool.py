@@ -58,7 +58,8 @@ def run_isolated(snippet: Snippet, timeout: float = TIMEOUT_S) -> Outcome:
         script.write_text(snippet.program(), encoding="utf-8")
         try:
             done = subprocess.run([sys.executable, script.name], cwd=tmp, env=_env(),
-                                  capture_output=True, text=True, timeout=timeout)
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             return Outcome(None, _text(exc.stdout), _text(exc.stderr), time.monotonic() - started,
                            note=f"timed out after {timeout:.0f}s")

@@ -105,6 +105,7 @@ def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[st
     sys.modules["__main__"] = worker_main
     sys.stdout = sys.__stdout__
     sys.stderr = sys.__stderr__
+    sys.stdin = baseline["stdin"]
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(baseline["devnull"], 1)
@@ -142,6 +143,9 @@ def _restore(baseline: dict[str, Any], workdir: str) -> None:
 
 def main() -> None:
     results = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    jobs = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # a snippet reading stdin gets EOF, not jobs
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the worker
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     sys.path.insert(0, "")
@@ -149,13 +153,13 @@ def main() -> None:
     baseline = {
         "cwd": os.getcwd(), "path": list(sys.path), "environ": dict(os.environ),
         "filters": list(warnings.filters), "threads": threading.active_count(),
-        "recursion": sys.getrecursionlimit(),
+        "recursion": sys.getrecursionlimit(), "stdin": sys.stdin,
         "devnull": os.open(os.devnull, os.O_WRONLY), "stderr": os.dup(2),
     }
     os.dup2(baseline["devnull"], 1)
     results.write(json.dumps({"ready": True}) + "\n")
     results.flush()
-    for line in sys.stdin:
+    for line in jobs:
         job = json.loads(line)
         results.write(json.dumps(run_job(job["program"], torch_state, baseline)) + "\n")
         results.flush()

@@ -150,13 +150,14 @@ def test_errors_are_located_in_the_shown_code_not_the_setup() -> None:
 
 def test_a_hanging_or_dying_snippet_costs_one_job() -> None:
     jobs = [code("import time\ntime.sleep(30)"), code("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"),
-            code("raise SystemExit(3)"), code("print('still serving')")]
+            code("raise SystemExit(3)"), code("print(repr(input()))"), code("print('still serving')")]
     started = time.monotonic()
-    hung, killed, exited, after = run_all(jobs, workers=1, timeout=3)
+    hung, killed, exited, reads, after = run_all(jobs, workers=1, timeout=3)
     assert time.monotonic() - started < 25
     assert hung.returncode is None and hung.note == "timed out after 3s"
     assert killed.returncode is None and killed.note and "died" in killed.note
     assert exited.returncode == 3 and exited.error is None
+    assert reads.error == "EOFError: EOF when reading a line"  # stdin is empty, never the jobs
     assert after.returncode == 0 and after.stdout == "still serving\n"
 
 
