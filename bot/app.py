@@ -95,9 +95,15 @@ class App:
         return f"{replies.NO_RUNNER} ({problem})" if problem else replies.NO_RUNNER
 
     def health_checks(self) -> dict[str, object]:
-        from bot.observability.health import database_check, redis_check, schema_check
+        from bot.observability.health import (
+            database_check,
+            redis_check,
+            runner_detail,
+            schema_check,
+        )
 
-        checks = {"database": database_check(self.db), "schema": schema_check(self.db)}
+        checks = {"database": database_check(self.db), "schema": schema_check(self.db),
+                  "runner": runner_detail(self)}
         if self.settings.runner_backend.value == "redis":
             checks["redis"] = redis_check(self.settings.redis_url)
         return checks

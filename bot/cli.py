@@ -168,6 +168,48 @@ def content_import(
         typer.echo(text)
 
 
+@content_app.command("verify")
+def content_verify(
+    files: list[Path] = typer.Argument(None, help="bank files (default: every bank in the content dir)"),
+    sample: int = typer.Option(None, "--sample", min=1, help="run only N snippets, picked at random"),
+    seed: int = typer.Option(0, "--seed", help="which random sample"),
+    slots: int = typer.Option(None, "--slots", min=1, help="sandbox slots (default: RUNNER_CPU_SLOTS)"),
+) -> None:
+    """Run snippets and answer keys through this host's /run sandbox and torch; exit 1 on any
+    disagreement (printed as `path:line: id: expected vs actual`)."""
+    from runner.isolation import WeakIsolationError
+    from runner.settings import RunnerSettings
+    from runner.verify import verify
+
+    settings = get_settings()
+    if files:
+        library = load_library(settings.content_dir / "__none__", extra_files=files)
+    else:
+        library = load_library(settings.content_dir, extra_files=settings.extra_banks)
+    for problem in library.problems:
+        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    runner_settings = RunnerSettings(**({"cpu_slots": slots} if slots else {}))
+    try:
+        done = verify(library, runner_settings, sample=sample, seed=seed)
+    except WeakIsolationError as exc:
+        err_console.print(str(exc), markup=False)
+        raise typer.Exit(code=2) from exc
+    if done.runtime is not None:
+        console.print(f"sandbox: {done.runtime.describe()}", markup=False, highlight=False,
+                      soft_wrap=True)
+        if done.runtime.mismatch():
+            err_console.print(f"warning: {done.runtime.mismatch()}", markup=False, soft_wrap=True)
+    for problem in done.problems:
+        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    summary = f"{done.ran} of {done.runnable} runnable snippet(s) run in the sandbox"
+    if done.problems or library.problems:
+        err_console.print(f"{len(done.disagreeing)} question(s) disagree "
+                          f"({', '.join(done.disagreeing) or 'none'}); {summary}", markup=False,
+                          soft_wrap=True)
+        raise typer.Exit(code=1)
+    console.print(f"ok: {summary}, no disagreement", markup=False, highlight=False)
+
+
 runner_app = typer.Typer(help="Sandboxed snippet runner: workers and isolation report.",
                          no_args_is_help=True)
 app.add_typer(runner_app, name="runner")

@@ -27,6 +27,7 @@ from runner.pool import LocalPool
 from runner.sandbox import Slot
 from runner.service import RunnerService
 from runner.settings import RunnerSettings
+from runner.versions import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,10 @@ class EmbeddedRunner(RunnerService):
         self._wake = asyncio.Event()
         self._dispatcher: asyncio.Task[None] | None = None
         self._closing = False
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self._pool.runtime if self._pool is not None else None
 
     async def start(self) -> None:
         self._journal = Journal(self.settings.journal_path)

@@ -87,6 +87,7 @@ class JobResult:
     duration_s: float = 0.0
     device_used: str = "cpu"  # "cpu" or "cuda:0 (NVIDIA H200)"
     device_note: str | None = None  # e.g. "no GPU available, ran on CPU"
+    torch_version: str | None = None  # the torch the job imported, e.g. "2.13.0+cu128"
     peak_rss_mb: float | None = None
     gpu_max_allocated_mb: float | None = None
     error_message: str | None = None  # the sandbox's own verdict, e.g. "killed: wall-time limit 20 s"
@@ -101,6 +102,7 @@ class JobResult:
                             if self.full_output is not None else None),
             "exit_code": self.exit_code, "duration_s": self.duration_s,
             "device_used": self.device_used, "device_note": self.device_note,
+            "torch_version": self.torch_version,
             "peak_rss_mb": self.peak_rss_mb, "gpu_max_allocated_mb": self.gpu_max_allocated_mb,
             "error_message": self.error_message,
         }
@@ -115,6 +117,7 @@ class JobResult:
             full_output=base64.b64decode(full) if full is not None else None,
             exit_code=data.get("exit_code"), duration_s=float(data.get("duration_s", 0.0)),
             device_used=data.get("device_used", "cpu"), device_note=data.get("device_note"),
+            torch_version=data.get("torch_version"),
             peak_rss_mb=data.get("peak_rss_mb"),
             gpu_max_allocated_mb=data.get("gpu_max_allocated_mb"),
             error_message=data.get("error_message"),

@@ -76,7 +76,8 @@ def _clip(data: bytes, chars: int) -> tuple[str, bool]:
 
 
 def build_result(job_id: str, request: JobRequest, raw: RawOutcome, limits: Limits, *,
-                 device_used: str, device_note: str | None) -> JobResult:
+                 device_used: str, device_note: str | None,
+                 torch_version: str | None = None) -> JobResult:
     state, message = verdict(raw, limits)
     stdout, cut_out = _clip(raw.stdout, limits.display_chars)
     stderr, cut_err = _clip(raw.stderr, limits.display_chars)
@@ -90,6 +91,7 @@ def build_result(job_id: str, request: JobRequest, raw: RawOutcome, limits: Limi
         job_id=job_id, request=request, state=state, stdout=stdout, stderr=stderr,
         output_truncated=truncated, full_output=full, exit_code=raw.exit_code,
         duration_s=round(raw.duration_s, 3), device_used=device_used, device_note=device_note,
+        torch_version=torch_version,
         peak_rss_mb=round(raw.peak_rss_kb / 1024, 1) if raw.peak_rss_kb else None,
         gpu_max_allocated_mb=(round(raw.gpu_max_allocated_bytes / 2**20, 1)
                               if raw.gpu_max_allocated_bytes is not None else None),

@@ -12,7 +12,7 @@ import logging
 import os
 import uuid
 
-from runner import cgroups, uids
+from runner import cgroups, uids, versions
 from runner.gpus import detect_gpus
 from runner.isolation import Isolation, require
 from runner.jobs import Device, JobRequest, JobResult, Limits
@@ -42,6 +42,7 @@ class LocalPool:
             self.slots.append(self._slot(len(self.slots), gpu))
         for _ in range(settings.cpu_slots):
             self.slots.append(self._slot(len(self.slots), None))
+        self.runtime: versions.Runtime | None = None  # known once the slots have started
         self._changed = asyncio.Condition()
         self._claimed: set[int] = set()
 
@@ -63,6 +64,16 @@ class LocalPool:
             for top in {self.mechanism.memory, self.mechanism.pids}:
                 top.mkdir(exist_ok=True)
         await asyncio.gather(*(s.start() for s in self.slots))
+        self.runtime = self._runtime()
+        versions.report(self.runtime, log)
+
+    def _runtime(self) -> versions.Runtime:
+        """What the slots' templates imported (one interpreter serves every slot)."""
+        torches = sorted({s.torch_version for s in self.slots if s.torch_version})
+        cudas = sorted({s.cuda_version for s in self.slots if s.cuda_version})
+        return versions.Runtime(torch=", ".join(torches) or None, cuda=", ".join(cudas) or None,
+                                devices=tuple(s.device_label for s in self.slots),
+                                verified=versions.verified_torch())
 
     async def close(self) -> None:
         await asyncio.gather(*(s.close() for s in self.slots), return_exceptions=True)
@@ -113,6 +124,6 @@ class LocalPool:
         try:
             raw = await slot.run(job_id, request.code, limits)
             return build_result(job_id, request, raw, limits, device_used=slot.device_label,
-                                device_note=note)
+                                device_note=note, torch_version=slot.torch_version)
         finally:
             await self.release(slot)

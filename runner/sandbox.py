@@ -36,6 +36,7 @@ from runner.isolation import (
     seccomp_memfd,
 )
 from runner.jobs import Limits
+from runner.versions import clean_version
 
 log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 120.0  # importing torch on a cold disk can be slow
@@ -139,6 +140,8 @@ class Slot:
         self.cgroup: JobCgroup | None = None  # the running job's
         self.busy = False
         self.torch_warm = False
+        self.torch_version: str | None = None  # what the template imported, in the sandbox
+        self.cuda_version: str | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._ctl: socket.socket | None = None
         self._oom_fd: int | None = None
@@ -213,8 +216,10 @@ class Slot:
         if ready.get("op") != "ready":
             raise SandboxCrashed(f"template said {ready.get('op')!r} instead of ready")
         self.torch_warm = bool(ready.get("torch"))
-        log.info("slot %d (%s) ready, torch preloaded: %s", self.index, self.device_label,
-                 self.torch_warm)
+        self.torch_version = clean_version(ready.get("torch_version"))
+        self.cuda_version = clean_version(ready.get("cuda_version"))
+        log.info("slot %d (%s) ready, torch %s preloaded: %s", self.index, self.device_label,
+                 self.torch_version or "unknown", self.torch_warm)
 
     async def close(self) -> None:
         proc, self._proc = self._proc, None

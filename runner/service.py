@@ -9,9 +9,12 @@ from __future__ import annotations
 import abc
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.jobs import JobRequest, JobResult, Submitted
+
+if TYPE_CHECKING:
+    from runner.versions import Runtime
 
 log = logging.getLogger(__name__)
 ResultCallback = Callable[[JobResult], Awaitable[None]]
@@ -34,6 +37,12 @@ def attach_explanation(result: JobResult) -> JobResult:
 class RunnerService(abc.ABC):
     def __init__(self) -> None:
         self._callbacks: list[ResultCallback] = []
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The torch/CUDA/devices this runner serves /run with, where it runs jobs itself
+        (None for a queue whose workers are other hosts: they log their own at start)."""
+        return None
 
     def on_result(self, callback: ResultCallback) -> None:
         """Results, including INTERRUPTED ones found at start, are delivered here."""

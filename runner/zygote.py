@@ -76,6 +76,19 @@ def warm_up() -> bool:
     return True
 
 
+def torch_versions() -> dict[str, str | None]:
+    """The torch jobs will import here and its CUDA build, read without initialising CUDA."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return {"torch_version": str(torch.__version__), "cuda_version": torch.version.cuda}
+    try:  # not warmed: the installed distribution (its CUDA build is known only after import)
+        from importlib.metadata import version
+
+        return {"torch_version": version("torch"), "cuda_version": None}
+    except Exception:
+        return {"torch_version": None, "cuda_version": None}
+
+
 def check(result: int, what: str) -> None:
     if result != 0:
         err = ctypes.get_errno()
@@ -375,7 +388,8 @@ class Template:
 
     def run(self) -> None:
         warm = warm_up()
-        self.send({"op": "ready", "pid": os.getpid(), "torch": warm, "uid": os.geteuid()})
+        self.send({"op": "ready", "pid": os.getpid(), "torch": warm, "uid": os.geteuid(),
+                   **torch_versions()})
         while True:
             msg, fds, _, _ = socket.recv_fds(self.control, 65536, 8)
             if not msg:

@@ -48,6 +48,8 @@ def result_message(result: JobResult, library: Library | None = None) -> Message
     state = result.state.value
     msg = Message(title=STATE_TITLES.get(state, state))
     facts = [f"{result.duration_s:.2f} s", f"device: {result.device_used}"]
+    if result.torch_version:  # the torch it ran on: the answers were verified on one torch
+        facts.append(f"torch {result.torch_version}")
     if result.peak_rss_mb is not None:
         facts.append(f"peak RAM {result.peak_rss_mb:.0f} MB")
     if result.gpu_max_allocated_mb is not None:

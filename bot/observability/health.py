@@ -20,7 +20,15 @@ from bot.observability.metrics import CONTENT_TYPE, render_latest
 log = logging.getLogger(__name__)
 
 Check = Callable[[], Awaitable[bool]]
-CHECKS_KEY: web.AppKey[dict[str, Check]] = web.AppKey("torchdrill_health_checks", dict)
+CHECKS_KEY: web.AppKey[dict[str, Any]] = web.AppKey("torchdrill_health_checks", dict)
+
+
+class Detail:
+    """Facts shown under `details` in /readyz that never make it fail (e.g. which torch the
+    runner serves); registered next to the checks. None means nothing to show yet."""
+
+    def __init__(self, read: Callable[[], Mapping[str, Any] | None]) -> None:
+        self.read = read
 CHECK_TIMEOUT_S = 3.0
 
 
@@ -40,8 +48,23 @@ async def _run_check(name: str, check: Check) -> str:
     return "ok" if ok else "failed"
 
 
+def _details(entries: Mapping[str, Check | Detail]) -> dict[str, Any]:
+    shown: dict[str, Any] = {}
+    for name, entry in entries.items():
+        if isinstance(entry, Detail):
+            try:
+                value = entry.read()
+            except Exception as exc:
+                log.warning("readiness detail failed: %s", exc, extra={"check": name})
+                continue
+            if value is not None:
+                shown[name] = dict(value)
+    return shown
+
+
 async def _readyz(request: web.Request) -> web.Response:
-    checks = request.app[CHECKS_KEY]
+    entries = request.app[CHECKS_KEY]
+    checks = {n: c for n, c in entries.items() if not isinstance(c, Detail)}
     names = list(checks)
     results = await asyncio.gather(*(_run_check(n, checks[n]) for n in names))
     report = dict(zip(names, results, strict=True))
@@ -49,6 +72,9 @@ async def _readyz(request: web.Request) -> web.Response:
     body: dict[str, Any] = {"status": "ok" if not failing else "unavailable", "checks": report}
     if failing:
         body["failing"] = failing
+    details = _details(entries)
+    if details:
+        body["details"] = details
     return web.json_response(body, status=503 if failing else 200)
 
 
@@ -58,7 +84,7 @@ async def _metrics(_request: web.Request) -> web.Response:
     return response
 
 
-def add_health_routes(app: web.Application, checks: Mapping[str, Check]) -> None:
+def add_health_routes(app: web.Application, checks: Mapping[str, Check | Detail]) -> None:
     """Mount /healthz, /readyz and /metrics on an app that has not started yet."""
     app[CHECKS_KEY] = dict(checks)
     app.router.add_get("/healthz", _healthz)
@@ -66,7 +92,7 @@ def add_health_routes(app: web.Application, checks: Mapping[str, Check]) -> None
     app.router.add_get("/metrics", _metrics)
 
 
-def make_health_app(checks: Mapping[str, Check]) -> web.Application:
+def make_health_app(checks: Mapping[str, Check | Detail]) -> web.Application:
     """A stand-alone app for when nothing else (Slack HTTP mode) serves HTTP."""
     app = web.Application()
     add_health_routes(app, checks)
@@ -119,3 +145,15 @@ def redis_check(url: str) -> Check:
             await client.aclose()
 
     return check
+
+
+def runner_detail(app: Any) -> Detail:
+    """The torch, CUDA build and devices of the runner serving /run in this process (the
+    embedded backend); absent while it starts, or when workers are other hosts."""
+
+    def read() -> Mapping[str, Any] | None:
+        desk = getattr(app, "runs", None)
+        runtime = getattr(desk.runner, "runtime", None) if desk is not None else None
+        return runtime.to_dict() if runtime is not None else None
+
+    return Detail(read)
