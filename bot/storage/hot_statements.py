@@ -48,6 +48,19 @@ class HotStatement:
             self._text = clause.columns(**dict(self.columns)) if self.columns else clause
         return self._text
 
+    def positional(self) -> tuple[str, list[str]]:
+        """The SQL with ``$1``-style parameters (asyncpg) and the names in their order."""
+        if "$pg" not in self._procs:
+            names: list[str] = []
+
+            def number(match: re.Match[str]) -> str:
+                if match.group(1) not in names:
+                    names.append(match.group(1))
+                return f"${names.index(match.group(1)) + 1}"
+
+            self._procs["$pg"] = (re.sub(r"(?<!:):(\w+)", number, self.sql), names)
+        return self._procs["$pg"]
+
     def processors(self, dialect: Any) -> tuple[dict[str, Callable[[Any], Any]], list[Callable[[Any], Any] | None]]:
         key = dialect.name
         if key not in self._procs:
@@ -74,10 +87,36 @@ async def _sqlite3_of(session: AsyncSession) -> Any:
     return info["sqlite3"]
 
 
+async def _asyncpg_of(session: AsyncSession) -> Any:
+    """The asyncpg connection of the session, its transaction begun (None elsewhere).
+
+    SQLAlchemy's asyncpg adapter opens the transaction lazily, at its first statement; the
+    hot statements bypass the adapter, so they open it the same way first."""
+    info = session.info
+    if "asyncpg" not in info:
+        conn = await core_connection(session)
+        adapter = None
+        if conn.dialect.driver == "asyncpg":
+            adapter = (await conn.get_raw_connection()).dbapi_connection
+            if not hasattr(adapter, "_start_transaction"):  # another SQLAlchemy: use Core
+                adapter = None
+        info["asyncpg"] = adapter
+    adapter = info["asyncpg"]
+    if adapter is None:
+        return None
+    if not adapter._started:
+        await adapter._start_transaction()
+    return adapter._connection
+
+
 async def rows(session: AsyncSession, statement: HotStatement, values: Mapping[str, Any]) -> list[tuple[Any, ...]]:
     """Run ``statement`` in the session's transaction; plain tuples, values typed as the ORM's."""
     raw = await _sqlite3_of(session)
     if raw is None:
+        pg = await _asyncpg_of(session)
+        if pg is not None:
+            sql, names = statement.positional()
+            return [tuple(r) for r in await pg.fetch(sql, *(values[n] for n in names))]
         conn = await core_connection(session)
         result = await conn.execute(statement.clause(), dict(values))
         return [tuple(r) for r in result] if result.returns_rows else []
