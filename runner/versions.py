@@ -19,10 +19,10 @@ VERIFIED_FILE = Path(__file__).resolve().parents[1] / "content" / "verified.yaml
 VERSION_RE = re.compile(r"^[0-9A-Za-z.+_-]{1,40}$")  # what a template may report
 
 
-def verified_torch(path: Path = VERIFIED_FILE) -> str | None:
+def verified_torch(path: Path | None = None) -> str | None:
     """The torch version the banks were verified with; None when the file is absent or bad."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load((path or VERIFIED_FILE).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return None
     value = data.get("torch") if isinstance(data, dict) else None
