@@ -43,6 +43,10 @@ def content_check(
     else:
         library = load_library(directory, extra_files=settings.extra_banks)
     problems = [*library.problems, *([] if schema_only else lint_library(library))]
+    if not files:
+        from bot.core.challenges import check_challenges
+
+        problems.extend(check_challenges(directory))
     if run:
         problems.extend(_run_problems(library, workers))
     errors = [p for p in problems if not p.warning]
