@@ -18,7 +18,7 @@ from bot.adapters.discord.publisher import make_ref
 from bot.adapters.discord.render import render_message
 from bot.adapters.discord.views import RunCodeModal
 from bot.core.commands import replies
-from bot.core.commands.dispatch import Caller
+from bot.core.commands.dispatch import Caller, Pending
 from bot.core.identity import Where, Who
 from bot.core.messages import Message
 
@@ -109,9 +109,14 @@ class Handlers:
     ) -> None:
         root = self.app.commands.command(path[0])
         public = root is not None and not root.private
+        try:  # the durable first step (a /daily now claim) before the acknowledgement
+            pending = await self.app.commands.prepare_values(caller_of(interaction), path, values)
+        except Exception:
+            log.exception("discord command failed", extra={"command": " ".join(path)})
+            pending = Pending.done(replies.notice(SORRY))
         await self.defer(interaction, ephemeral=not public)
         try:
-            message = await self.app.commands.execute_values(caller_of(interaction), path, values)
+            message = await pending.finish()
         except Exception:
             log.exception("discord command failed", extra={"command": " ".join(path)})
             message = replies.notice(SORRY)

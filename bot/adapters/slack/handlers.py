@@ -24,7 +24,7 @@ from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.blocks import render
 from bot.adapters.slack.publisher import Ref, parse_ref
 from bot.core.commands import replies
-from bot.core.commands.dispatch import Caller
+from bot.core.commands.dispatch import Caller, Pending
 from bot.core.identity import Where, Who
 from bot.core.messages import Message
 
@@ -172,18 +172,30 @@ class Handlers:
         return Caller(who_of(body), where_of(body), admin, WORDS)
 
     # ---- slash commands ------------------------------------------------------------------
-    async def command(self, name: str, body: dict[str, Any], respond: Respond) -> None:
-        """Every catalogue command: the core parses the text, checks, runs and words the reply."""
+    async def prepare(self, name: str, body: dict[str, Any]) -> Pending:
+        """Before the ack: the core parses and checks, and records what must survive a crash."""
         commands = self.app.commands
         command = commands.command(name.lstrip("/"))
         try:
             caller = await self.caller(body, needs_admin=bool(command and command.admin_only))
-            message = await commands.execute_text(caller, name, body.get("text", ""))
+            return await commands.prepare_text(caller, name, body.get("text", ""))
+        except Exception:
+            log.exception("slack command failed", extra={"command": name})
+            return Pending.done(replies.notice(replies.SORRY))
+
+    async def finish(self, name: str, pending: Pending, body: dict[str, Any], respond: Respond) -> None:
+        """After the ack: the core runs the command and words the reply."""
+        command = self.app.commands.command(name.lstrip("/"))
+        try:
+            message = await pending.finish()
         except Exception:
             log.exception("slack command failed", extra={"command": name})
             message = replies.notice(replies.SORRY)
         await self.reply(respond, message, public=command is not None and not command.private,
                          who=who_of(body), where=where_of(body))
+
+    async def command(self, name: str, body: dict[str, Any], respond: Respond) -> None:
+        await self.finish(name, await self.prepare(name, body), body, respond)
 
     # ---- buttons -------------------------------------------------------------------------
     async def on_action(self, body: dict[str, Any], respond: Respond) -> None:

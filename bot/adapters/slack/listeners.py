@@ -7,6 +7,7 @@ core's action-id pattern.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,7 @@ from bot.core.runs import clean_code
 log = logging.getLogger(__name__)
 
 Ack = Callable[..., Awaitable[Any]]
+PRE_ACK_BUDGET_S = 1.5  # of the 3 s Slack allows for the acknowledgement
 
 
 def slack_name(command: Command) -> str:
@@ -44,11 +46,16 @@ def served_commands() -> dict[str, Command]:
 
 def _command_listener(h: Handlers, command: Command) -> Callable[..., Awaitable[None]]:
     async def listener(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
-        await ack()
         if command.code_input:
+            await ack()
             await h.open_run_modal(body, respond)
-        else:
-            await h.command(command.name, body, respond)
+            return
+        # The durable first step (a /daily now claim) before the ack, unless Slack's own API
+        # (the admin lookup) is slow: the ack never waits past PRE_ACK_BUDGET_S.
+        preparing = asyncio.ensure_future(h.prepare(command.name, body))
+        await asyncio.wait({preparing}, timeout=PRE_ACK_BUDGET_S)
+        await ack()
+        await h.finish(command.name, await preparing, body, respond)
 
     return listener
 

@@ -66,6 +66,23 @@ class AckChannel(Protocol):
 Handler = Callable[[Caller, Request], Awaitable[Message]]
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A validated command whose durable first step (if any) is done; ``finish`` runs the rest."""
+
+    run: Callable[[], Awaitable[Message]]
+
+    @staticmethod
+    def done(message: Message) -> Pending:
+        async def answered() -> Message:
+            return message
+
+        return Pending(answered)
+
+    async def finish(self) -> Message:
+        return await self.run()
+
+
 class CommandDesk:
     """The port adapters call for commands, buttons and /run."""
 
@@ -88,46 +105,82 @@ class CommandDesk:
         }
 
     # ---- entry points --------------------------------------------------------------------
-    async def execute_text(self, caller: Caller, name: str, text: str) -> Message:
-        """A command typed as text (Slack, console): parse, validate, run."""
+    # Adapters call ``prepare_*`` before they acknowledge the platform and ``Pending.finish``
+    # after: what must be durable before the acknowledgement (today's /daily now claim) is
+    # done in ``prepare``, which stays well inside the 3 s the platforms allow.
+    async def prepare_text(self, caller: Caller, name: str, text: str) -> Pending:
+        """A command typed as text (Slack, console): parse and validate."""
         command = self.catalogue.find(name.lower().lstrip("/"))
         if command is None:
             log.warning("unknown command", extra={"command": name})
-            return replies.unknown_command(caller.words, name.lstrip("/"))
+            return Pending.done(replies.unknown_command(caller.words, name.lstrip("/")))
         try:
             request = parse(command, text)
         except OptionError as exc:
-            return replies.notice(str(exc))
-        return await self.execute(caller, request)
+            return Pending.done(replies.notice(str(exc)))
+        return await self.prepare(caller, request)
 
-    async def execute_values(
+    async def prepare_values(
         self, caller: Caller, path: tuple[str, ...], values: dict[str, object]
-    ) -> Message:
+    ) -> Pending:
         """A command with typed options (Discord): the same validation as text."""
         command = self.catalogue.find(path[0])
         if command is None:
             log.warning("unknown command", extra={"command": path[0]})
-            return replies.unknown_command(caller.words, path[0])
+            return Pending.done(replies.unknown_command(caller.words, path[0]))
         try:
             leaf, full, _ = resolve(command, list(path[1:]))
             request = validate(leaf, {k: v for k, v in values.items() if v is not None}, full)
         except OptionError as exc:
-            return replies.notice(str(exc))
-        return await self.execute(caller, request)
+            return Pending.done(replies.notice(str(exc)))
+        return await self.prepare(caller, request)
 
-    async def execute(self, caller: Caller, request: Request) -> Message:
+    async def prepare(self, caller: Caller, request: Request) -> Pending:
+        refusal = self._refusal(caller, request)
+        if refusal is not None:
+            return Pending.done(refusal)
+        if request.key == "daily now":
+            assert caller.where is not None
+            try:
+                claim = await self.daily.claim_now(caller.where)
+            except Exception:
+                log.exception("/daily now could not record its claim")
+                return Pending.done(replies.notice(replies.SORRY))
+            return Pending(lambda: self._guarded(caller, request, lambda: self.daily.finish_now(claim)))
+        return Pending(lambda: self.execute(caller, request))
+
+    async def execute_text(self, caller: Caller, name: str, text: str) -> Message:
+        return await (await self.prepare_text(caller, name, text)).finish()
+
+    async def execute_values(
+        self, caller: Caller, path: tuple[str, ...], values: dict[str, object]
+    ) -> Message:
+        return await (await self.prepare_values(caller, path, values)).finish()
+
+    def _refusal(self, caller: Caller, request: Request) -> Message | None:
         root = self.catalogue.find(request.path[0])
         assert root is not None
         if (root.admin_only or request.command.admin_only) and not caller.is_admin:
             return replies.admin_only(caller.words, request.key)
         if (root.in_channel_only or request.command.in_channel_only) and caller.where is None:
             return replies.notice(replies.IN_CHANNEL_ONLY.format(command=request.key))
-        handler = self.handlers.get(request.key)
-        if handler is None:
+        if request.key not in self.handlers:
             return replies.unknown_command(caller.words, request.key)
+        return None
+
+    async def execute(self, caller: Caller, request: Request) -> Message:
+        refusal = self._refusal(caller, request)
+        if refusal is not None:
+            return refusal
+        handler = self.handlers[request.key]
+        return await self._guarded(caller, request, lambda: handler(caller, request))
+
+    async def _guarded(
+        self, caller: Caller, request: Request, work: Callable[[], Awaitable[Message]]
+    ) -> Message:
         with observe_interaction(caller.who.platform, request.key):
             try:
-                return await handler(caller, request)
+                return await work()
             except USER_ERRORS as exc:
                 return replies.notice(str(exc))
             except Exception:
