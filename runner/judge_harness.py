@@ -186,6 +186,8 @@ def _child(spec: dict[str, Any], res_path: str, out_path: str) -> None:
         res = open(res_path, "ab", buffering=0)  # noqa: SIM115
         sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
         sys.stderr = sys.stdout
+        import torch
+        torch.set_num_threads(1)  # one slot, one core; and a forked OpenMP pool would hang
 
         def write(head: dict[str, Any], blob: bytes) -> None:
             res.write(pack(head, blob))
