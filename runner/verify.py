@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from dataclasses import dataclass
 
 from bot.core.content import Bank, Library, Problem, Question
 from bot.core.keys import Outcome, snippet_failures
-from bot.snippet_pool import _traceback_facts
 from runner.jobs import Device, Limits
 from runner.outcome import verdict
 from runner.pool import LocalPool
@@ -23,6 +23,7 @@ from runner.settings import RunnerSettings
 from runner.versions import Runtime
 
 SCRIPT = "snippet.py"  # the name the template compiles a job under
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,31 @@ class Verified:
     ran: int  # snippets run (after --sample)
     runnable: int  # runnable snippets in the library
     runtime: Runtime | None
+
+
+def traceback_facts(stderr: str) -> tuple[str | None, int | None]:
+    """The final exception's first line and its deepest frame in the snippet, read from the
+    last traceback only (a message quoting other frames, like dynamo's "from user code",
+    or an earlier chained exception does not count). A SyntaxError has no header."""
+    lines = stderr.splitlines()
+    headers = [n for n, line in enumerate(lines) if line == "Traceback (most recent call last):"]
+    if headers:
+        begin = headers[-1] + 1
+    else:
+        frames = [n for n, line in enumerate(lines) if (m := _FRAME.match(line))
+                  and m["file"].endswith(SCRIPT)]
+        if not frames:
+            return None, None
+        begin = frames[-1]
+    line_no: int | None = None
+    for line in lines[begin:]:
+        match = _FRAME.match(line)
+        if match:
+            if match["file"].endswith(SCRIPT):
+                line_no = int(match["line"])
+        elif line.strip() and not line.startswith(" "):
+            return line[:300], line_no
+    return None, line_no
 
 
 def to_outcome(raw: RawOutcome, limits: Limits) -> Outcome:
@@ -44,7 +70,7 @@ def to_outcome(raw: RawOutcome, limits: Limits) -> Outcome:
         last = stderr.strip().splitlines()[-1:]
         note = message or (last[0] if last else "the run did not finish")
         return Outcome(None, stdout, stderr, raw.duration_s, note=f"in the sandbox: {note}")
-    error, line = _traceback_facts(stderr, SCRIPT) if raw.exit_code else (None, None)
+    error, line = traceback_facts(stderr) if raw.exit_code else (None, None)
     return Outcome(raw.exit_code, stdout, stderr, raw.duration_s, error=error, error_line=line)
 
 

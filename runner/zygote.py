@@ -32,6 +32,7 @@ import stat
 import sys
 import time
 import traceback
+import types
 
 PR_SET_PDEATHSIG = 1
 PR_CAPBSET_DROP = 24
@@ -191,6 +192,25 @@ def send_meta(meta: dict[str, int]) -> None:
         os.write(META_FD, line or b"none=0")
 
 
+def as_script(source: str) -> dict:
+    """Run like `python snippet.py`: the file exists (inspect, tracebacks with source lines,
+    torch.export) and `__main__` is a real module (pickle, mp.spawn find its functions)."""
+    try:
+        with open("snippet.py", "w", encoding="utf-8") as f:
+            f.write(source)
+    except OSError:
+        pass  # a full disk still runs the code, without its source on disk
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.seed()  # a new interpreter's random seed, not the template's (Python's
+        # `random` reseeds itself after fork)
+    main = types.ModuleType("__main__")
+    main.__file__ = os.path.abspath("snippet.py")
+    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    sys.modules["__main__"] = main
+    return main.__dict__
+
+
 def child_main(req: dict, fds: list[int], job_bpf: bytes) -> None:
     """Runs in the forked child: set up, get the code, run it, never return."""
     code = 1
@@ -229,7 +249,7 @@ def child_main(req: dict, fds: list[int], job_bpf: bytes) -> None:
                           errors="backslashreplace", closefd=False)
         sys.argv = ["snippet.py"]
         sys.path[0] = job_dir
-        glb = {"__name__": "__main__", "__file__": "snippet.py", "__builtins__": __builtins__}
+        glb = as_script(source)
         try:
             exec(compile(source, "snippet.py", "exec"), glb)
             code = 0

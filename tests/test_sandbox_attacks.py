@@ -160,9 +160,9 @@ async def test_disk_fill_hits_the_private_tmp_size(pool: LocalPool) -> None:
     """)
     assert result.state is JobState.FAILED
     assert result.error_message == "disk limit: the job's temporary space is full"
-    # the next job starts with a clean, empty directory
+    # the next job starts with a clean directory: only its own script, as `python snippet.py`
     clean = await run(pool, "import os\nprint(os.listdir('.'))")
-    assert clean.stdout == "[]\n"
+    assert clean.stdout == "['snippet.py']\n"
 
 
 @needs_namespaces
@@ -530,7 +530,7 @@ async def test_a_deep_directory_tree_does_not_poison_the_slot(pool: LocalPool) -
     # the interpreter is bound read-only at its own path; a checkout under /tmp shows its top folder
     install = Path(sys.prefix).resolve().parts
     shown = sorted(["job", *([install[2]] if install[1:2] == ("tmp",) else [])])
-    assert clean.stdout == f"[] {shown}\n", clean
+    assert clean.stdout == f"['snippet.py'] {shown}\n", clean  # its own script only
     await still_serves(pool)
 
 
