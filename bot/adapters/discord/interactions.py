@@ -84,7 +84,18 @@ class Handlers:
     async def reply(
         self, interaction: discord.Interaction, message: Message, *, deferred_ephemeral: bool
     ) -> None:
-        """Fill the deferred response; a private notice after a public defer becomes a follow-up."""
+        """Fill the deferred response; a private notice after a public defer becomes a follow-up.
+
+        A reply that finally fails (discord.py has retried 5xx and honoured 429) is logged with
+        its reason: the member's action itself was recorded."""
+        try:
+            await self._reply(interaction, message, deferred_ephemeral=deferred_ephemeral)
+        except discord.HTTPException as exc:
+            log.warning("could not reply to the %s interaction: %s %s", _name(interaction), exc.status, exc.text)
+
+    async def _reply(
+        self, interaction: discord.Interaction, message: Message, *, deferred_ephemeral: bool
+    ) -> None:
         rendered = render_message(message)
         if message.ephemeral and not deferred_ephemeral:
             if interaction.response.is_done():
@@ -163,3 +174,8 @@ class Handlers:
             private = replies.notice(SORRY)
         if private is not None:
             await self.private(interaction, private)
+
+
+def _name(interaction: discord.Interaction) -> str:
+    command = interaction.command
+    return command.qualified_name if command is not None else str(interaction.type.name)

@@ -121,7 +121,11 @@ class Handlers:
         who: Who | None = None, where: Where | None = None,
     ) -> None:
         kind = "in_channel" if public and not message.ephemeral else "ephemeral"
-        await respond(response_type=kind, replace_original=False, **render(message))
+        try:
+            await respond(response_type=kind, replace_original=False, **render(message))
+        except Exception as exc:  # the response_url is gone or Slack kept failing
+            log.warning("could not reply through the response_url: %s: %s", type(exc).__name__, exc)
+            return
         if message.attachments and who is not None:
             await self.attach(message, who, where if kind == "in_channel" else None)
 
