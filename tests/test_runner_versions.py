@@ -10,11 +10,17 @@ import json
 import logging
 import os
 import re
+import signal
+import subprocess
+import sys
+import threading
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
 import aiohttp
 import pytest
+import redis.asyncio as aioredis
 import torch
 
 from bot.core.runs import result_message
@@ -132,3 +138,42 @@ def test_the_torch_version_travels_with_the_result_and_is_left_out_when_unknown(
     assert "0.50 s · device: cuda:0 (NVIDIA H200) · torch 2.13.0+cu128" in text
     old = JobResult.from_dict({k: v for k, v in sent.to_dict().items() if k != "torch_version"})
     assert result_message(old).plain().splitlines()[1] == "0.50 s · device: cuda:0 (NVIDIA H200)"
+
+
+@pytest.mark.redis
+async def test_the_worker_command_logs_the_torch_it_serves_at_start(tmp_path: Path) -> None:
+    url = os.environ.get("TORCHDRILL_TEST_REDIS", "redis://127.0.0.1:6379/0")
+    client = aioredis.from_url(url)
+    try:
+        await client.ping()
+    except OSError as exc:
+        if REQUIRE:
+            raise
+        pytest.skip(f"Redis not reachable: {exc}")
+    finally:
+        await client.aclose()
+    env = {**os.environ, "RUNNER_KEY_PREFIX": f"torchdrill-test:{uuid.uuid4().hex[:8]}",
+           "REDIS_URL": url, "RUNNER_ALLOW_WEAK_ISOLATION": "true"}
+    worker = subprocess.Popen([str(Path(sys.executable).with_name("torchdrill")), "runner",
+                               "worker", "--gpus", "", "--cpu-slots", "1"],
+                              env=env, stderr=subprocess.PIPE, text=True)
+    wanted = (f"runner serves torch {torch.__version__} (CUDA {torch.version.cuda or 'none'}), "
+              "devices: cpu; banks verified with torch 2.13.0")
+    seen: list[str] = []
+    deadline = threading.Timer(90, worker.kill)  # a silent worker cannot hang the test
+    deadline.start()
+    try:
+        assert worker.stderr is not None
+        for line in worker.stderr:
+            seen.append(line)
+            if wanted in line or "runner worker ready" in line or len(seen) > 200:
+                break
+    finally:
+        deadline.cancel()
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.communicate(timeout=30)
+        finally:
+            worker.kill()
+    assert any(wanted in line for line in seen), "".join(seen)[-3000:]
+    assert not any("differs from torch" in line for line in seen)
