@@ -192,6 +192,9 @@ def content_verify(
         library = load_library(settings.content_dir, extra_files=settings.extra_banks)
     for problem in library.problems:
         err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    if not library.banks:
+        err_console.print("no banks to verify", markup=False)
+        raise typer.Exit(code=1)
     runner_settings = RunnerSettings(**({"cpu_slots": slots} if slots else {}))
     try:
         done = verify(library, runner_settings, sample=sample, seed=seed)

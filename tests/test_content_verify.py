@@ -76,3 +76,12 @@ def test_a_run_the_sandbox_stopped_is_a_disagreement_saying_why() -> None:
                         b'"snippet.py", line 3, in <module>\nValueError: bad\n', False, 100, None)
     outcome = to_outcome(raised, Limits())
     assert (outcome.returncode, outcome.error, outcome.error_line) == (1, "ValueError: bad", 3)
+
+
+def test_no_bank_to_verify_says_so_and_fails(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.yaml"
+    done = verify(str(missing))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"{missing}:1: cannot read file: [Errno 2] No such file or directory: '{missing}'",
+        "no banks to verify"]
