@@ -152,12 +152,15 @@ def _dims(shape: Any) -> str:
 
 
 def _what(key: str) -> str:
+    """A result key (r.out.0, r.grad.1, r.grads.0) as members read it: output[0], ..."""
     parts = key.split(".")[1:]
     if parts[:1] == ["grad"]:
         return f"gradient of input {int(parts[1]) + 1}" if len(parts) > 1 else "gradient"
     if parts[:1] == ["out"]:
-        return "output " + ".".join(parts[1:]) if len(parts) > 1 else "output"
-    return ".".join(parts) or "output"
+        parts = ["output", *parts[1:]]
+    elif not parts or parts[0].isdigit():
+        parts = ["result", *parts]
+    return parts[0] + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts[1:])
 
 
 def compare_records(expected: list[Record], got: list[Record], spec: JudgeSpec,

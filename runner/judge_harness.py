@@ -79,6 +79,8 @@ def _shape(arg: Any) -> str:
     if shape is not None:
         return "×".join(str(n) for n in shape) or "scalar"
     if isinstance(arg, (list, tuple)):
+        if len(arg) > 2:
+            return f"list of {len(arg)}"
         return "[" + ", ".join(_shape(a) for a in arg) + "]"
     return type(arg).__name__
 
@@ -130,7 +132,8 @@ def evaluate(spec: dict[str, Any], write: Callable[[dict, bytes], Any]) -> None:
     try:
         exec(compile(spec["code"], "solution.py", "exec"), sol)
     except BaseException as exc:
-        write({"i": -1, "name": "loading your code", "error": f"{type(exc).__name__}: {exc}"}, b"")
+        error = f"{type(exc).__name__}: {str(exc)[:300]}".rstrip(": ")
+        write({"i": -1, "name": "loading your code", "error": error}, b"")
         return
     device = spec.get("device", "cpu")
     for i, (name, args) in enumerate(cases):
@@ -150,7 +153,7 @@ def evaluate(spec: dict[str, Any], write: Callable[[dict, bytes], Any]) -> None:
             head["dev"] = sorted({t.device.type for t in flat.values()})
             blob = _save({k: t.detach().cpu() for k, t in flat.items()})
         except BaseException as exc:  # SystemExit included: calling exit() fails the case
-            head["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            head["error"] = f"{type(exc).__name__}: {str(exc)[:300]}".rstrip(": ")
             blob = b""
         write(head, blob)
 
