@@ -123,11 +123,13 @@ def _default_run(fn: Callable[..., Any], args: tuple, grad: bool) -> dict[str, A
     return result
 
 
-def evaluate(spec: dict[str, Any], write: Callable[[dict, bytes], Any]) -> None:
-    """Run every case of `spec` against the code in spec['code']; `write(record)` each result."""
+def evaluate(spec: dict[str, Any], write: Callable[[dict, bytes], Any], *, forbid: bool = True) -> None:
+    """Run every case of `spec` against the code in spec['code']; `write(record)` each result.
+    Forbidden names are tripwired in this process (only ever a judge child, never the reference's)."""
     import torch
     tests_ns, cases = load_cases(spec["tests"])
-    _forbid(spec.get("forbid", ()))
+    if forbid:
+        _forbid(spec.get("forbid", ()))
     sol = {"__name__": "solution", "torch": torch, "nn": torch.nn, "F": torch.nn.functional}
     try:
         exec(compile(spec["code"], "solution.py", "exec"), sol)
@@ -175,7 +177,7 @@ def pack(head: dict[str, Any], blob: bytes) -> bytes:
 def reference_records(spec: dict[str, Any]) -> bytes:
     """The reference's records (trusted code, no fork): bytes in the same framing."""
     chunks = []
-    evaluate(spec, lambda head, blob: chunks.append(pack(head, blob)))
+    evaluate(spec, lambda head, blob: chunks.append(pack(head, blob)), forbid=False)
     return b"".join(chunks)
 
 
