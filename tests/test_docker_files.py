@@ -305,10 +305,10 @@ def test_migrate_command_upgrades_and_bot_check_then_passes(tmp_path: Path, fres
     env = {"DATABASE_URL": url, "LOG_JSON": "true"}
     result = fresh_cli.invoke(app, ["migrate"], env=env)
     assert result.exit_code == 0, result.output
-    assert f"is at revision {head_revision()}" in result.output
+    assert f"from base to {head_revision()}" in result.output
     asyncio.run(_ensure_migrated(url))  # the bot's start-up check now passes
     again = fresh_cli.invoke(app, ["migrate"], env=env)  # every deploy runs it: idempotent
-    assert again.exit_code == 0 and f"is at revision {head_revision()}" in again.output
+    assert again.exit_code == 0 and f"is already at revision {head_revision()}" in again.output
 
 
 def test_migrate_failure_is_clear_and_hides_the_password(fresh_cli: CliRunner) -> None:
