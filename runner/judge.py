@@ -138,6 +138,10 @@ def _compare(exp: Any, got: Any, atol: float, rtol: float) -> str | None:
     if exp.is_floating_point() or exp.is_complex():
         if torch.allclose(got, exp, rtol=rtol, atol=atol, equal_nan=True):
             return None
+        bad = ~torch.isfinite(got) & torch.isfinite(exp)
+        if bad.any():
+            kind = "nan" if torch.isnan(got[bad]).any() else "inf"
+            return f"{int(bad.sum())} {kind} value(s) where finite values were expected"
         diff = (got.double() - exp.double()).abs()
         diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
         return f"max abs error {diff.max().item():.3g} (allowed {atol:g} + {rtol:g}·|expected|)"
