@@ -18,10 +18,10 @@ BANK = load_challenges()
 
 def test_the_bank_loads_cleanly_and_covers_the_catalogue() -> None:
     assert [str(p) for p in BANK.problems] == []
-    assert len(BANK.challenges) >= 1
-    assert set(Counter(c.difficulty for c in BANK.challenges)) <= {1, 2, 3}
+    assert len(BANK.challenges) >= 40
+    assert set(Counter(c.difficulty for c in BANK.challenges)) == {1, 2, 3}
     topics = {c.topic for c in BANK.challenges}
-    assert topics <= set(TOPICS) and len(topics) >= 1, topics
+    assert topics <= set(TOPICS) and len(topics) >= 12, topics
     assert len({c.id for c in BANK.challenges}) == len(BANK.challenges)
 
 
