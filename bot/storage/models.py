@@ -275,3 +275,28 @@ class Served(Base):
     pool: Mapped[str] = mapped_column(String(64), primary_key=True)  # filter key, e.g. "all"
     cycle: Mapped[int] = mapped_column(Integer, primary_key=True)
     question_id: Mapped[str] = mapped_column(String(96), primary_key=True)
+
+
+class ChallengeProgress(Base):
+    """A member's work on one /challenge problem: opened, hints seen, attempts, first solve.
+
+    One row per (member, challenge): the first solve sets ``solved_at`` and ``points`` once,
+    so resubmissions never earn more; the board breaks ties by the earlier solve.
+    """
+
+    __tablename__ = "challenge_progress"
+    member_id: Mapped[int] = mapped_column(
+        ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
+    )
+    challenge_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    topic: Mapped[str] = mapped_column(String(32))
+    opened_at: Mapped[datetime]
+    hints_shown: Mapped[int] = mapped_column(Integer, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    solved_at: Mapped[datetime | None]
+    points: Mapped[int] = mapped_column(Integer, default=0)
+    __table_args__ = (
+        Index("ix_challenge_progress_board", "workspace_id", "points", "solved_at"),
+        Index("ix_challenge_progress_opened", "member_id", "opened_at"),
+    )
