@@ -8,6 +8,7 @@ into the thread of the acknowledgement, so no interaction token has to stay aliv
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from bot.core import render
@@ -94,6 +95,9 @@ class RunDesk:
         self.publisher = publisher
         self.library = library  # to name the related questions of an explained error
         runner.on_result(self.deliver)
+        # results of other kinds of jobs (reply_to["kind"], e.g. a judged /challenge) go to
+        # their desk; without one registered they are still shown as a plain result
+        self.handlers: dict[str, Callable[[JobResult], Awaitable[None]]] = {}
 
     def precheck(self, code: str) -> Message | None:
         """Refusals that need no queue: empty or oversized code (before anything is public)."""
@@ -145,6 +149,10 @@ class RunDesk:
         if result.error_message and result.state.value in ("timeout", "failed", "interrupted"):
             SANDBOX_FAILURES.labels(reason=result.error_message.split(":")[0][:40]).inc()
         reply = result.request.reply_to
+        handler = self.handlers.get(reply.get("kind", ""))
+        if handler is not None:
+            await handler(result)
+            return
         where = Where(reply["platform"], reply["workspace"], reply["channel_id"])
         message = result_message(result, self.library)
         message.mention = reply.get("user_id")

@@ -94,6 +94,12 @@ PERIODS = (
     Choice("all", "all time", aliases=("all-time", "alltime")),
 )
 GROUP_ACTIONS = tuple(Choice(a, a) for a in ("create", "join", "leave", "list", "stats"))
+CHALLENGE_ACTIONS = (
+    Choice("new", "a new problem"),
+    Choice("hint", "the next hint for your open problem"),
+    Choice("board", "the challenges board of this {workspace}"),
+    Choice("mine", "your solved problems per topic"),
+)
 
 CATALOGUE: tuple[Command, ...] = (
     Command(
@@ -166,6 +172,16 @@ CATALOGUE: tuple[Command, ...] = (
         "run", "Run a PyTorch snippet in a sandbox; output in a thread",
         code_input=True, private=False,
         help="run a PyTorch snippet in a sandbox; the output lands in a thread",
+    ),
+    Command(
+        "challenge", "A graded PyTorch coding problem, judged in the sandbox",
+        options=(
+            Option("action", OptionType.CHOICE, "new, hint, board or mine", default="new",
+                   choices=CHALLENGE_ACTIONS),
+            TOPIC,
+            Option("difficulty", OptionType.INT, "1 easy, 2 medium, 3 hard", minimum=1, maximum=3),
+        ),
+        help="a graded coding problem with its stub (private); then `hint`, `board` or `mine`",
     ),
     Command("help", "What torchdrill can do"),
 )

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from bot.core.challenges_desk import KIND as CHALLENGE_KIND
+from bot.core.challenges_desk import ChallengeDesk
 from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Catalogue, Command
 from bot.core.commands.grammar import OptionError, Request, parse, resolve, validate
@@ -102,7 +104,9 @@ class CommandDesk:
             "daily schedule": self._daily_schedule, "daily pause": self._daily_pause,
             "daily resume": self._daily_resume, "daily now": self._daily_now,
             "daily status": self._daily_status, "help": self._help,
+            "challenge": self._challenge,
         }
+        self.challenges = ChallengeDesk(drill.db, drill.clock)
 
     # ---- entry points --------------------------------------------------------------------
     # Adapters call ``prepare_*`` before they acknowledge the platform and ``Pending.finish``
@@ -226,7 +230,56 @@ class CommandDesk:
         await channel.edit(ref, ack, status)
         return None
 
+    # ---- /challenge submissions -----------------------------------------------------------
+    async def submit_challenge(self, caller: Caller, code: str, channel: AckChannel) -> Message | None:
+        """Like run_code: check, acknowledge publicly (the code is not shown), submit the
+        judging job; the verdict lands in the acknowledgement's thread."""
+        desk = self.runner.desk()
+        if desk is None:
+            return replies.notice(self.runner.unavailable())
+        if caller.where is None:
+            return replies.notice(replies.IN_CHANNEL_ONLY.format(command="challenge"))
+        desk.handlers.setdefault(CHALLENGE_KIND, lambda r: self.challenges.deliver(r, desk.publisher))
+        refusal = self.challenges.precheck(clean_code(code))
+        if refusal is None and await self.challenges.current(caller.who) is None:
+            refusal = replies.notice(f"You have no open challenge. Start one with "
+                                     f"{caller.words.command('challenge')}.")
+        if refusal is not None:
+            return refusal
+        challenge = await self.challenges.current(caller.who)
+        assert challenge is not None
+        name = caller.who.display_name or caller.who.user_id
+        ack = Message(title=f"🧩 {name} submitted a solution to {challenge.title}")
+        ref = await channel.post(ack)
+        if ref is None:
+            return replies.notice(replies.NOT_IN_CHANNEL.format(invite=caller.words.invite))
+        try:
+            status = await self.challenges.submit(desk.runner, caller.who, caller.where, code, thread_of=ref,
+                                                  open_how=caller.words.command("challenge"))
+        except Exception:
+            log.exception("/challenge submission failed")
+            status = replies.notice(replies.SORRY)
+        if status.ephemeral:
+            await channel.retract(ref)
+            return status
+        ack.blocks.extend(status.blocks)
+        await channel.edit(ref, ack, status)
+        return None
+
     # ---- handlers ------------------------------------------------------------------------
+    async def _challenge(self, caller: Caller, r: Request) -> Message:
+        action, who = r.values["action"], caller.who
+        if action == "hint":
+            return await self.challenges.hint(who, caller.words.command("challenge"))
+        if action == "board":
+            return await self.challenges.board(who.platform, who.workspace, caller.words.workspace)
+        if action == "mine":
+            return await self.challenges.mine(who)
+        return await self.challenges.open(
+            who, r.values["topic"], r.values["difficulty"],  # type: ignore[arg-type]
+            f"submit with {caller.words.command('challenge')} then “Submit”; "
+            f"`{caller.words.command('challenge')} hint` for a hint")
+
     async def _quiz(self, caller: Caller, r: Request) -> Message:
         v = r.values
         return await self.drill.practice.quiz(

@@ -1,0 +1,173 @@
+"""/challenge through the command desk, a real embedded runner (sandboxed when bubblewrap is
+here) and a real SQLite file: open a problem, take a hint, submit a wrong and a right
+solution, see the verdicts in the acknowledgement's thread, points once, the board."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.app import App, build_app
+from bot.config import Settings
+from bot.core.challenges_desk import SUBMISSION_MAX
+from bot.core.clock import FakeClock
+from bot.core.commands.dispatch import Caller
+from bot.core.identity import Where, Who
+from bot.core.messages import Message
+from bot.core.runs import RunDesk
+from tests.run_desk import embedded_run_desk
+
+PLATFORM, WORKSPACE = "test", "ws1"
+ANA = Who(PLATFORM, WORKSPACE, "u-ana", "ana")
+BEN = Who(PLATFORM, WORKSPACE, "u-ben", "ben")
+HERE = Where(PLATFORM, WORKSPACE, "c1", "general")
+
+
+class Recorder:
+    """A platform publisher that keeps what the bot posted, by thread."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str | None, Message]] = []
+        self.changed = asyncio.Event()
+
+    async def publish(self, where: Where, message: Message, *, thread_of: str | None = None) -> str:
+        self.posts.append((thread_of, message))
+        self.changed.set()
+        return f"m{len(self.posts)}"
+
+    async def update(self, where: Where, ref: str, message: Message) -> None:
+        pass
+
+    async def in_thread(self, ref: str, count: int) -> list[Message]:
+        async with asyncio.timeout(60):
+            while len(found := [m for t, m in self.posts if t == ref]) < count:
+                self.changed.clear()
+                await self.changed.wait()
+        return found
+
+
+class Ack:
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.status: list[Message] = []
+        self.retracted: list[str] = []
+
+    async def post(self, ack: Message) -> str | None:
+        return await self.recorder.publish(HERE, ack)
+
+    async def edit(self, ref: str, ack: Message, status: Message) -> None:
+        self.status.append(status)
+
+    async def retract(self, ref: str) -> None:
+        self.retracted.append(ref)
+
+
+@pytest.fixture
+async def app(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[App]:
+    path = tmp_path / "c.db"
+    shutil.copy(sqlite_template, path)
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{path}")  # type: ignore[call-arg]
+    built = await build_app(settings, clock=FakeClock(datetime(2026, 3, 4, 9, 0, tzinfo=UTC)),
+                            with_runner=False)
+    yield built
+    await built.db.dispose()
+
+
+@pytest.fixture
+async def runs(app: App, tmp_path: Path) -> AsyncIterator[RunDesk]:
+    async with embedded_run_desk(app, tmp_path) as desk:
+        yield desk
+
+
+def caller(who: Who) -> Caller:
+    return Caller(who, HERE)
+
+
+async def test_open_hint_submit_wrong_then_right_then_again(app: App, runs: RunDesk) -> None:
+    recorder = Recorder()
+    app.publisher.register(PLATFORM, recorder)
+    desk = app.commands
+
+    shown = await desk.execute_text(caller(ANA), "challenge", "losses 1")
+    challenge = await desk.challenges.current(ANA)
+    assert challenge is not None and challenge.topic == "losses" and challenge.difficulty == 1
+    assert shown.ephemeral and challenge.title in (shown.title or "")
+    assert challenge.stub.rstrip() in shown.plain()
+
+    hint = await desk.execute_text(caller(ANA), "challenge", "hint")
+    assert hint.plain().count("1. ") == 1 and challenge.hints[0] in hint.plain()
+
+    ack = Ack(recorder)
+    assert await desk.submit_challenge(caller(ANA), challenge.wrong[0], ack) is None
+    ref = f"m{len(recorder.posts)}"
+    assert "Judging your solution" in ack.status[-1].plain()
+    [wrong] = await recorder.in_thread(ref, 1)
+    assert (wrong.title or "").startswith("❌") and "tests passed" in (wrong.title or "")
+    assert "First failure: test '" in wrong.plain() and "device: cpu" in wrong.plain()
+    assert wrong.mention == ANA.user_id
+
+    assert await desk.submit_challenge(caller(ANA), challenge.reference, ack) is None
+    ref = f"m{len(recorder.posts)}"
+    [right] = await recorder.in_thread(ref, 1)
+    assert (right.title or "") == f"✅ Solved: {challenge.title}"
+    assert f"🏅 +{challenge.points} points (first solve)" in right.plain()
+    assert challenge.explanation.strip()[:40] in right.plain()
+
+    assert await desk.submit_challenge(caller(ANA), challenge.reference, ack) is None
+    ref = f"m{len(recorder.posts)}"
+    [again] = await recorder.in_thread(ref, 1)
+    assert "resubmissions earn no extra points" in again.plain()
+    assert "🏅" not in again.plain()
+
+    board = await desk.execute_text(caller(BEN), "challenge", "board")
+    assert board.plain().splitlines()[-1] == f"1. ana — {challenge.points} pts · 1 solved"
+    mine = await desk.execute_text(caller(ANA), "challenge", "mine")
+    assert "Loss functions: 1/" in mine.plain()
+
+
+async def test_refusals_say_why_and_post_nothing(app: App, runs: RunDesk) -> None:
+    recorder = Recorder()
+    app.publisher.register(PLATFORM, recorder)
+    desk = app.commands
+    ack = Ack(recorder)
+
+    none_open = await desk.submit_challenge(caller(BEN), "def f(): pass", ack)
+    assert none_open is not None and none_open.plain() == (
+        "You have no open challenge. Start one with /challenge.")
+    hint = await desk.execute_text(caller(BEN), "challenge", "hint")
+    assert hint.plain() == "You have no open challenge. Start one with /challenge."
+
+    await desk.execute_text(caller(BEN), "challenge", "tensors 1")
+    too_long = await desk.submit_challenge(caller(BEN), "x = 1\n" * 600, ack)
+    assert too_long is not None and too_long.plain() == (
+        f"Your solution is 3,599 characters; submissions take at most {SUBMISSION_MAX:,}. "
+        "Trim comments or helper code and submit again.")
+    assert recorder.posts == []
+
+    unknown = await desk.execute_text(caller(BEN), "challenge", "difficulty:4")
+    assert "difficulty" in unknown.plain() and "3" in unknown.plain()
+    nothing = await desk.execute_text(caller(BEN), "challenge", "compile-export")
+    assert nothing.plain() == "No challenge matches topic compile-export."
+
+
+async def test_a_forbidden_name_is_refused_before_any_job(app: App, runs: RunDesk) -> None:
+    recorder = Recorder()
+    app.publisher.register(PLATFORM, recorder)
+    desk = app.commands
+    await desk.execute_text(caller(ANA), "challenge", "nn-modules 3")
+    challenge = await desk.challenges.current(ANA)
+    assert challenge is not None and challenge.id == "causal-attention"
+    ack = Ack(recorder)
+    code = ("import torch.nn.functional as F\n"
+            "def causal_mha(x, w_qkv, w_out, n_heads):\n"
+            "    return F.scaled_dot_product_attention(x, x, x, is_causal=True)\n")
+    refused = await desk.submit_challenge(caller(ANA), code, ack)
+    assert refused is not None and refused.plain() == (
+        "This challenge asks you to write it yourself: "
+        "torch.nn.functional.scaled_dot_product_attention is not allowed here.")
+    assert ack.retracted == [f"m{len(recorder.posts)}"]
