@@ -171,3 +171,34 @@ async def test_a_forbidden_name_is_refused_before_any_job(app: App, runs: RunDes
         "This challenge asks you to write it yourself: "
         "torch.nn.functional.scaled_dot_product_attention is not allowed here.")
     assert ack.retracted == [f"m{len(recorder.posts)}"]
+
+
+async def test_the_playground_opens_and_judges_a_pasted_solution(app: App, runs: RunDesk,
+                                                                  tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from bot.adapters.console.play import ConsoleAdapter
+    from bot.adapters.console.screen import Screen
+
+    buffer = io.StringIO()
+    console = ConsoleAdapter(app, name="ana", files_dir=tmp_path / "files",
+                             screen=Screen(Console(file=buffer, width=160, color_system=None)))
+    app.publisher.register(console.platform, console.publisher)
+    assert await console.handle("challenge data 1")
+    challenge = await app.commands.challenges.current(console.who)
+    assert challenge is not None and challenge.id == "window-dataset"
+    assert "submit then paste your solution" in buffer.getvalue()
+
+    pasted = [*challenge.reference.splitlines(), "."]
+
+    async def typed(prompt: str = "") -> str | None:
+        return pasted.pop(0) if pasted else None
+
+    console.screen.read = typed  # type: ignore[method-assign]  # the member pastes these lines
+    assert await console.handle("submit")
+    async with asyncio.timeout(60):
+        while "✅ Solved: A sliding-window Dataset" not in buffer.getvalue():
+            await asyncio.sleep(0.05)
+    assert f"+{challenge.points} points (first solve)" in buffer.getvalue()

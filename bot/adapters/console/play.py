@@ -70,7 +70,7 @@ class ConsoleAdapter:
         # the playground's own commands; every other command comes from the core's catalogue
         self.handlers: dict[str, Callable[[commands.Parsed], Awaitable[None]]] = {
             "today": self.today, "reveal": self.reveal, "topics": self.topics, "run": self.run,
-            "help": self.help,
+            "submit": self.submit, "help": self.help,
         }
 
     @property
@@ -227,6 +227,18 @@ class ConsoleAdapter:
             self.reply(replies.notice(replies.NOTHING_TO_RUN))
             return
         private = await self.app.commands.run_code(self.caller, code, _ConsoleAck(self))
+        if private is not None:
+            self.reply(private)
+
+
+    async def submit(self, parsed: commands.Parsed) -> None:
+        """Your solution to the open /challenge, pasted like /run code; judged in the sandbox."""
+        await self.runner_ready()
+        code = await self.read_code(parsed.rest)
+        if code is None:
+            self.reply(replies.notice(replies.NOTHING_TO_RUN))
+            return
+        private = await self.app.commands.submit_challenge(self.caller, code, _ConsoleAck(self))
         if private is not None:
             self.reply(private)
 

@@ -275,10 +275,10 @@ class CommandDesk:
             return await self.challenges.board(who.platform, who.workspace, caller.words.workspace)
         if action == "mine":
             return await self.challenges.mine(who)
+        submit = "`submit` then paste your solution; " if caller.words.prefix == "" else ""
         return await self.challenges.open(
             who, r.values["topic"], r.values["difficulty"],  # type: ignore[arg-type]
-            f"submit with {caller.words.command('challenge')} then “Submit”; "
-            f"`{caller.words.command('challenge')} hint` for a hint")
+            f"{submit}`{caller.words.command('challenge')} hint` for a hint")
 
     async def _quiz(self, caller: Caller, r: Request) -> Message:
         v = r.values

@@ -37,6 +37,7 @@ PLAYGROUND_COMMANDS = (
     ("next, stop", "move on in a quiz or review, or end it"),
     ("topics", "the topics you can quiz on"),
     ("run", "run a snippet: paste lines, end with a line holding just '.'"),
+    ("submit", "your solution to the open `challenge`, pasted like `run`; judged in the sandbox"),
     ("help, quit", "this list; leave (Ctrl-D works too)"),
 )
 PLAYGROUND_NAMES = ("today", "reveal", "topics", "quit")
