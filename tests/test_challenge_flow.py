@@ -189,7 +189,7 @@ async def test_the_playground_opens_and_judges_a_pasted_solution(app: App, runs:
     assert await console.handle("challenge data 1")
     challenge = await app.commands.challenges.current(console.who)
     assert challenge is not None and challenge.id == "window-dataset"
-    assert "submit then paste your solution" in buffer.getvalue()
+    assert "submit to submit your solution; challenge hint for a hint" in buffer.getvalue()
 
     pasted = [*challenge.reference.splitlines(), "."]
 

@@ -29,6 +29,8 @@ EXPECTED = {
     "group",
     "daily",
     "run",
+    "challenge",
+    "submit",
     "help",
     "Run code",
 }
@@ -67,7 +69,7 @@ def invoke(fake: FakeDiscord, *args: str, token: str | None = None) -> object:
 async def test_cli_sync_global_and_clear_errors(fake: FakeDiscord) -> None:
     result = await asyncio.to_thread(invoke, fake)
     assert result.exit_code == 0, result.output
-    assert "synced 10 commands" in result.output
+    assert f"synced {len(EXPECTED)} commands" in result.output
     [put] = fake.sent("PUT", f"/applications/{fake.app_id}/commands")
     assert {c["name"] for c in put.json} == EXPECTED
 

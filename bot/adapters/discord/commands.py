@@ -88,7 +88,7 @@ def _leaf(command: Command, path: tuple[str, ...]) -> app_commands.Command[Any, 
 
 def _run_command(command: Command) -> app_commands.Command[Any, ..., None]:
     async def run(interaction: discord.Interaction) -> None:
-        await handlers(interaction).open_run_modal(interaction)
+        await handlers(interaction).open_run_modal(interaction, command.name)
 
     return app_commands.Command(name=command.name, description=command.description, callback=run)
 

@@ -158,17 +158,24 @@ class Handlers:
         await self.private(interaction, replies.notice(replies.UNKNOWN_BUTTON))
 
     # ---- /run ----------------------------------------------------------------------------
-    async def open_run_modal(self, interaction: discord.Interaction) -> None:
+    async def open_run_modal(self, interaction: discord.Interaction, command: str = "run") -> None:
         if self.app.commands.runner.desk() is None:
             await self.private(interaction, replies.notice(self.app.commands.runner.unavailable()))
             return
-        modal = RunCodeModal(self.app.settings.runner_max_code_bytes, custom_id=f"td-run-modal:{uuid.uuid4().hex}")
+        form = await self.app.commands.code_form(caller_of(interaction), command)
+        if isinstance(form, Message):
+            await self.private(interaction, form)
+            return
+        modal = RunCodeModal(form.max_chars or self.app.settings.runner_max_code_bytes,
+                             custom_id=f"td-run-modal:{uuid.uuid4().hex}", title=form.title,
+                             initial=form.initial, command=command)
         await interaction.response.send_modal(modal)
 
-    async def on_run_code(self, interaction: discord.Interaction, code: str) -> None:
+    async def on_run_code(self, interaction: discord.Interaction, code: str, command: str = "run") -> None:
         """Public acknowledgement first (its message starts the result thread), then submit."""
         try:
-            private = await self.app.commands.run_code(caller_of(interaction), code, _ThreadAck(interaction))
+            private = await self.app.commands.submit_code(caller_of(interaction), command, code,
+                                                          _ThreadAck(interaction))
         except Exception:
             log.exception("/run failed")
             private = replies.notice(SORRY)

@@ -18,7 +18,7 @@ CODE_INPUT_LIMIT = 4000  # Discord's maximum for a text input
 class InteractionHandlers(Protocol):
     async def on_action(self, interaction: discord.Interaction, action_id: str) -> None: ...
 
-    async def on_run_code(self, interaction: discord.Interaction, code: str) -> None: ...
+    async def on_run_code(self, interaction: discord.Interaction, code: str, command: str = "run") -> None: ...
 
 
 def handlers_of(interaction: discord.Interaction) -> InteractionHandlers:
@@ -67,10 +67,15 @@ class RunCodeModal(discord.ui.Modal, title="Run a PyTorch snippet"):
         custom_id="td-run-code",
     )
 
-    def __init__(self, max_chars: int = CODE_INPUT_LIMIT, *, custom_id: str = "td-run-modal") -> None:
-        """Each opened modal gets its own custom_id: discord.py routes submits by it."""
-        super().__init__(timeout=900, custom_id=custom_id)
+    def __init__(self, max_chars: int = CODE_INPUT_LIMIT, *, custom_id: str = "td-run-modal",
+                 title: str | None = None, initial: str = "", command: str = "run") -> None:
+        """Each opened modal gets its own custom_id: discord.py routes submits by it.
+        ``command`` is the code_input command that opened it (run, or submit with its stub)."""
+        super().__init__(timeout=900, custom_id=custom_id, **({"title": title} if title else {}))
         self.code.max_length = min(max_chars, CODE_INPUT_LIMIT)
+        self.command = command
+        if initial:
+            self.code.default = initial[:self.code.max_length]
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
-        await handlers_of(interaction).on_run_code(interaction, self.code.value)
+        await handlers_of(interaction).on_run_code(interaction, self.code.value, self.command)

@@ -24,7 +24,7 @@ from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.blocks import render
 from bot.adapters.slack.publisher import Ref, parse_ref
 from bot.core.commands import replies
-from bot.core.commands.dispatch import Caller, Pending
+from bot.core.commands.dispatch import Caller, CodeForm, Pending
 from bot.core.identity import Where, Who
 from bot.core.messages import Message
 
@@ -226,12 +226,14 @@ class Handlers:
             log.warning("could not refresh the answer count of %s", ref, exc_info=True)
 
     # ---- /run ----------------------------------------------------------------------------
-    def run_modal(self, where: Where, initial: str) -> dict[str, Any]:
+    def run_modal(self, where: Where, initial: str, command: str = "run",
+                  form: CodeForm | None = None) -> dict[str, Any]:
         """The channel travels in private_metadata: view submissions carry no channel.
 
         Each opened modal has its own external_id, so two members' modals never collide.
         """
-        limit = min(self.app.settings.runner_max_code_bytes, SLACK_INPUT_LIMIT)
+        form = form or CodeForm("Run a PyTorch snippet", "Run")
+        limit = min(form.max_chars or self.app.settings.runner_max_code_bytes, SLACK_INPUT_LIMIT)
         element: dict[str, Any] = {
             "type": "plain_text_input",
             "action_id": CODE_ACTION_ID,
@@ -241,14 +243,15 @@ class Handlers:
         }
         if initial:
             element["initial_value"] = initial[:limit]
-        meta = {"channel": where.channel_id, "name": where.name, "team": where.workspace}
+        meta = {"channel": where.channel_id, "name": where.name, "team": where.workspace,
+                "command": command}
         return {
             "type": "modal",
             "callback_id": RUN_MODAL_ID,
             "external_id": f"{RUN_MODAL_ID}-{uuid.uuid4().hex}",
             "private_metadata": json.dumps(meta),
-            "title": {"type": "plain_text", "text": "Run a PyTorch snippet"},
-            "submit": {"type": "plain_text", "text": "Run"},
+            "title": {"type": "plain_text", "text": form.title},
+            "submit": {"type": "plain_text", "text": form.submit_label},
             "close": {"type": "plain_text", "text": "Cancel"},
             "blocks": [
                 {
@@ -260,12 +263,17 @@ class Handlers:
             ],
         }
 
-    async def open_run_modal(self, body: dict[str, Any], respond: Respond) -> None:
+    async def open_run_modal(self, body: dict[str, Any], respond: Respond, command: str = "run") -> None:
         runner = self.app.commands.runner
         if runner.desk() is None:
             await self.reply(respond, replies.notice(runner.unavailable()))
             return
-        view = self.run_modal(where_of(body), code_from_slack(body.get("text", "")))
+        form = await self.app.commands.code_form(Caller(who_of(body), where_of(body), False, WORDS), command)
+        if isinstance(form, Message):
+            await self.reply(respond, form)
+            return
+        view = self.run_modal(where_of(body), code_from_slack(body.get("text", "")) or form.initial,
+                              command, form)
         try:
             await self.client.views_open(trigger_id=body["trigger_id"], view=view)
         except SlackApiError as exc:  # e.g. the trigger expired (Slack allows 3 s)
@@ -276,7 +284,8 @@ class Handlers:
         meta = json.loads(body["view"].get("private_metadata") or "{}")
         who = who_of(body)
         where = Where(PLATFORM, meta.get("team") or who.workspace, meta["channel"], meta.get("name"))
-        await self.run_code(who, where, submitted_code(body), thread_of=None, respond=None)
+        await self.run_code(who, where, submitted_code(body), thread_of=None, respond=None,
+                            command=str(meta.get("command", "run")))
 
     async def on_run_shortcut(self, body: dict[str, Any], respond: Respond) -> None:
         """Run the code of a message; the acknowledgement and output go into its thread."""
@@ -287,11 +296,13 @@ class Handlers:
         await self.run_code(who_of(body), where, code, thread_of=str(ref), respond=respond)
 
     async def run_code(
-        self, who: Who, where: Where, code: str, *, thread_of: str | None, respond: Respond | None
+        self, who: Who, where: Where, code: str, *, thread_of: str | None, respond: Respond | None,
+        command: str = "run",
     ) -> None:
         caller = Caller(who, where, False, WORDS)
         try:
-            private = await self.app.commands.run_code(caller, code, _ChannelAck(self, where, thread_of))
+            private = await self.app.commands.submit_code(caller, command, code,
+                                                          _ChannelAck(self, where, thread_of))
         except Exception:
             log.exception("/run failed")
             private = replies.notice(replies.SORRY)

@@ -48,7 +48,7 @@ def _command_listener(h: Handlers, command: Command) -> Callable[..., Awaitable[
     async def listener(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         if command.code_input:
             await ack()
-            await h.open_run_modal(body, respond)
+            await h.open_run_modal(body, respond, command.name)
             return
         # The durable first step (a /daily now claim) before the ack, unless Slack's own API
         # (the admin lookup) is slow: the ack never waits past PRE_ACK_BUDGET_S.

@@ -183,6 +183,11 @@ CATALOGUE: tuple[Command, ...] = (
         ),
         help="a graded coding problem with its stub (private); then `hint`, `board` or `mine`",
     ),
+    Command(
+        "submit", "Submit your solution to your open /challenge; the verdict lands in a thread",
+        code_input=True, private=False,
+        help="submit your solution to your open /challenge (a box prefilled with its stub)",
+    ),
     Command("help", "What torchdrill can do"),
 )
 

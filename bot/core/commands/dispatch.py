@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from bot.core.challenges_desk import KIND as CHALLENGE_KIND
-from bot.core.challenges_desk import ChallengeDesk
+from bot.core.challenges_desk import SUBMISSION_MAX, ChallengeDesk
 from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Catalogue, Command
 from bot.core.commands.grammar import OptionError, Request, parse, resolve, validate
@@ -66,6 +66,16 @@ class AckChannel(Protocol):
 
 
 Handler = Callable[[Caller, Request], Awaitable[Message]]
+
+
+@dataclass(frozen=True)
+class CodeForm:
+    """What a platform's code box shows: /run's snippet box or /submit's prefilled stub."""
+
+    title: str
+    submit_label: str
+    initial: str = ""
+    max_chars: int | None = None  # None: the runner's code limit
 
 
 @dataclass(frozen=True)
@@ -230,6 +240,23 @@ class CommandDesk:
         await channel.edit(ref, ack, status)
         return None
 
+    # ---- code boxes: /run and /submit ----------------------------------------------------
+    async def code_form(self, caller: Caller, command: str) -> CodeForm | Message:
+        """The box to open for a code_input command, or why not (no open challenge)."""
+        if command != "submit":
+            return CodeForm("Run a PyTorch snippet", "Run")
+        challenge = await self.challenges.current(caller.who)
+        if challenge is None:
+            return replies.notice(f"You have no open challenge. Start one with "
+                                  f"{caller.words.command('challenge')}.")
+        return CodeForm("Submit your solution", "Submit", challenge.stub, SUBMISSION_MAX)
+
+    async def submit_code(self, caller: Caller, command: str, code: str, channel: AckChannel) -> Message | None:
+        """What a submitted code box does: judge a /submit, run anything else."""
+        if command == "submit":
+            return await self.submit_challenge(caller, code, channel)
+        return await self.run_code(caller, code, channel)
+
     # ---- /challenge submissions -----------------------------------------------------------
     async def submit_challenge(self, caller: Caller, code: str, channel: AckChannel) -> Message | None:
         """Like run_code: check, acknowledge publicly (the code is not shown), submit the
@@ -275,10 +302,10 @@ class CommandDesk:
             return await self.challenges.board(who.platform, who.workspace, caller.words.workspace)
         if action == "mine":
             return await self.challenges.mine(who)
-        submit = "`submit` then paste your solution; " if caller.words.prefix == "" else ""
         return await self.challenges.open(
             who, r.values["topic"], r.values["difficulty"],  # type: ignore[arg-type]
-            f"{submit}`{caller.words.command('challenge')} hint` for a hint")
+            f"`{caller.words.command('submit')}` to submit your solution; "
+            f"`{caller.words.command('challenge')} hint` for a hint")
 
     async def _quiz(self, caller: Caller, r: Request) -> Message:
         v = r.values
