@@ -116,6 +116,7 @@ class App:
             return "the runner extra is not installed (pip install 'torchdrill[runner]')"
         runner = make_runner(self.settings.runner_backend.value, **self.runner_overrides)
         desk = RunDesk(runner, self.publisher, self.library)
+        self.commands.attach_runs(desk)  # before start(): results found at start are judged too
         try:
             await runner.start()
         except BaseException as exc:

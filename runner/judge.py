@@ -93,7 +93,7 @@ def forbidden_uses(code: str, forbid: tuple[str, ...]) -> list[str]:
 def build_program(spec: JudgeSpec, code: str, device: str = "cpu",
                   deadline_s: float = 15.0) -> str:
     """The job's source: the harness, then one call with the problem and the member's code."""
-    payload = json.dumps(spec.payload(code, device, deadline_s))
+    payload = json.dumps(spec.payload(code, device, deadline_s), ensure_ascii=False)
     return (HARNESS_PATH.read_text(encoding="utf-8")
             + f"\nrun_submission(json.loads({payload!r}))\n")
 

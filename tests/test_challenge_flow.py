@@ -128,6 +128,25 @@ async def test_open_hint_submit_wrong_then_right_then_again(app: App, runs: RunD
     assert board.plain().splitlines()[-1] == f"1. ana — {challenge.points} pts · 1 solved"
     mine = await desk.execute_text(caller(ANA), "challenge", "mine")
     assert "Loss functions: 1/" in mine.plain()
+    stats = await desk.execute_text(caller(ANA), "stats", "")
+    assert stats.plain().splitlines()[-1] == "🧩 Challenges solved: Loss functions 1"
+
+
+def test_a_verdict_explains_a_well_known_error_and_names_the_test() -> None:
+    from bot.core.challenges import load_challenges
+    from bot.core.challenges_desk import verdict_message
+    from runner.judge import Verdict
+
+    challenge = load_challenges().get("pairwise-distances")
+    assert challenge is not None
+    failure = ("test 'basic' (inputs 5×3, 4×3): RuntimeError: mat1 and mat2 shapes cannot be "
+               "multiplied (5x3 and 4x3)")
+    text = verdict_message(challenge, Verdict(0, 6, failure, elapsed_s=0.02, peak_memory_mb=12.0),
+                           None).plain()
+    assert text.startswith("**❌ 0/6 tests passed: Pairwise distances without loops**")
+    assert f"First failure: {failure}" in text
+    assert "0.02 s · peak RAM 12 MB · device: cpu" in text
+    assert "💡 **Matrix shapes cannot be multiplied**" in text
 
 
 async def test_refusals_say_why_and_post_nothing(app: App, runs: RunDesk) -> None:

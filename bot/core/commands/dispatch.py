@@ -24,6 +24,7 @@ from bot.core.publisher import Publisher
 from bot.core.runs import clean_code
 from bot.core.service import Drill
 from bot.core.tasks import BackgroundTasks
+from bot.core.topics import TOPICS
 from bot.core.user_errors import USER_ERRORS
 from bot.observability.metrics import observe_interaction
 
@@ -258,6 +259,10 @@ class CommandDesk:
         return await self.run_code(caller, code, channel)
 
     # ---- /challenge submissions -----------------------------------------------------------
+    def attach_runs(self, desk: RunDesk) -> None:
+        """Judged results go to the challenge desk, also those delivered right at start-up."""
+        desk.handlers.setdefault(CHALLENGE_KIND, lambda r: self.challenges.deliver(r, desk.publisher))
+
     async def submit_challenge(self, caller: Caller, code: str, channel: AckChannel) -> Message | None:
         """Like run_code: check, acknowledge publicly (the code is not shown), submit the
         judging job; the verdict lands in the acknowledgement's thread."""
@@ -266,7 +271,7 @@ class CommandDesk:
             return replies.notice(self.runner.unavailable())
         if caller.where is None:
             return replies.notice(replies.IN_CHANNEL_ONLY.format(command="challenge"))
-        desk.handlers.setdefault(CHALLENGE_KIND, lambda r: self.challenges.deliver(r, desk.publisher))
+        self.attach_runs(desk)
         refusal = self.challenges.precheck(clean_code(code))
         if refusal is None and await self.challenges.current(caller.who) is None:
             refusal = replies.notice(f"You have no open challenge. Start one with "
@@ -328,7 +333,12 @@ class CommandDesk:
         return replies.round_started(count, seconds)
 
     async def _stats(self, caller: Caller, r: Request) -> Message:
-        return await self.drill.practice.stats(caller.who, caller.where)
+        message = await self.drill.practice.stats(caller.who, caller.where)
+        solved = await self.challenges.solved_by_topic(caller.who)
+        if solved:
+            message.text("🧩 Challenges solved: " + ", ".join(
+                f"{TOPICS.get(t, t)} {n}" for t, n in sorted(solved.items())))
+        return message
 
     async def _leaderboard(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
