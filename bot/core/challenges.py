@@ -39,6 +39,7 @@ class Challenge(BaseModel):
     tests: str
     call: str = ""
     grad: bool = False
+    gradcheck: bool = False  # CI checks the reference's gradients with gradcheck in float64
     forbid: tuple[str, ...] = ()
     atol: float = Field(default=1e-5, gt=0)
     rtol: float = Field(default=1e-4, ge=0)
