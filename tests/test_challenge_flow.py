@@ -14,12 +14,13 @@ import pytest
 
 from bot.app import App, build_app
 from bot.config import Settings
-from bot.core.challenges_desk import SUBMISSION_MAX
+from bot.core.challenges_desk import SUBMISSION_MAX, ChallengeDesk
 from bot.core.clock import FakeClock
 from bot.core.commands.dispatch import Caller
 from bot.core.identity import Where, Who
 from bot.core.messages import Message
 from bot.core.runs import RunDesk
+from bot.storage.db import Database
 from tests.run_desk import embedded_run_desk
 
 PLATFORM, WORKSPACE = "test", "ws1"
@@ -221,3 +222,18 @@ async def test_the_playground_opens_and_judges_a_pasted_solution(app: App, runs:
         while "✅ Solved: A sliding-window Dataset" not in buffer.getvalue():
             await asyncio.sleep(0.05)
     assert f"+{challenge.points} points (first solve)" in buffer.getvalue()
+
+
+async def test_the_board_breaks_ties_by_the_earlier_solve(db: Database) -> None:
+    clock = FakeClock(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
+    desk = ChallengeDesk(db, clock)  # SQLite and PostgreSQL alike
+    one, other = desk.bank.get("one-hot"), desk.bank.get("rms-norm")  # both difficulty 1
+    assert one is not None and other is not None and one.points == other.points
+    assert await desk.record(BEN, one, solved=True) == one.points
+    clock.advance(60)
+    assert await desk.record(ANA, other, solved=True) == other.points
+    assert await desk.record(ANA, other, solved=True) == 0  # a resubmission earns nothing
+    assert await desk.record(ANA, one, solved=False) == 0
+    board = await desk.board(PLATFORM, WORKSPACE, "workspace")
+    assert board.plain().splitlines()[-2:] == [f"1. ben — {one.points} pts · 1 solved",
+                                               f"2. ana — {other.points} pts · 1 solved"]
