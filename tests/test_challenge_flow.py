@@ -171,8 +171,8 @@ async def test_refusals_say_why_and_post_nothing(app: App, runs: RunDesk) -> Non
 
     unknown = await desk.execute_text(caller(BEN), "challenge", "difficulty:4")
     assert "difficulty" in unknown.plain() and "3" in unknown.plain()
-    nothing = await desk.execute_text(caller(BEN), "challenge", "compile-export")
-    assert nothing.plain() == "No challenge matches topic compile-export."
+    nothing = await desk.execute_text(caller(BEN), "challenge", "compile-export 1")
+    assert nothing.plain() == "No challenge matches topic compile-export and difficulty 1."
 
 
 async def test_a_forbidden_name_is_refused_before_any_job(app: App, runs: RunDesk) -> None:

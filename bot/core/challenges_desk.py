@@ -212,7 +212,9 @@ class ChallengeDesk:
             return render.notice(f"This challenge asks you to write it yourself: "
                                  f"{', '.join(used)} is not allowed here.")
         await self.expected(challenge)  # computed before the job runs, so a failure is said now
-        program = build_program(challenge.spec, code)
+        settings = getattr(runner, "settings", None)  # the judge reports before the job's wall limit
+        deadline = max(1.0, float(settings.timeout_s) - 3.0) if settings is not None else 15.0
+        program = build_program(challenge.spec, code, deadline_s=deadline)
         reply_to = {"platform": where.platform, "workspace": where.workspace,
                     "channel_id": where.channel_id, "user_id": who.user_id,
                     "display_name": who.display_name, "kind": KIND, "challenge": challenge.id}
