@@ -18,6 +18,7 @@ from bot.core import render, srs
 from bot.core.clock import Clock, as_utc
 from bot.core.content import Kind, Library, Question
 from bot.core.identity import MemberRef, Who, member_ref
+from bot.core.kinds import PostKind
 from bot.core.messages import Message
 from bot.core.posts import (
     CHANNEL_KINDS,
@@ -181,7 +182,7 @@ async def record_pick(
 
     original = order[position]
     correct = original == question.answer_index
-    bonus = post.kind == "round" or post.speed_bonus
+    bonus = post.kind == PostKind.ROUND or post.speed_bonus
     points = points_for(
         kind=post.kind,
         correct=correct,
@@ -200,7 +201,7 @@ async def record_pick(
         await _close(session, post.id, now)
         post = replace(post, closed_at=now)
     streak = None
-    if post.kind == "daily" and correct and post.channel_id is not None:
+    if post.kind == PostKind.DAILY and correct and post.channel_id is not None:
         streak = (loaded.streak or 0) + 1
     from bot.core.quizzes import after_answer  # local: quizzes imports this module
 
@@ -211,7 +212,7 @@ async def record_pick(
         correct=correct,
         points=points,
         reveal_now=not channel_post,
-        hide_result=post.kind == "round",
+        hide_result=post.kind == PostKind.ROUND,
         closes=closes_text(post, post.channel_tz),
         streak=streak,
     )
@@ -240,7 +241,7 @@ async def record_grade(
     if isinstance(loaded, Outcome):
         return loaded
     post, question, member = loaded.post, loaded.question, loaded.member
-    if question.kind is Kind.MCQ or grade not in (1, 2, 3, 4):
+    if question.kind is Kind.MCQ or grade not in {r.value for r in Rating}:
         return Outcome(render.notice("That button does not match this question."), post_id)
     now = clock.now()
     values = _answer_row(post, question, member, now, choice=grade, correct=grade >= Rating.Good, points=0)

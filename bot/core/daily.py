@@ -29,6 +29,7 @@ from bot.core.clock import as_utc
 from bot.core.content import Kind
 from bot.core.delivery import Delivery, LookupUnavailableError, find_sent, publish_once
 from bot.core.identity import Where, channel_row, check_timezone
+from bot.core.kinds import PostKind
 from bot.core.messages import Message
 from bot.core.posts import create_post, is_closed, public_view
 from bot.core.publisher import Publisher
@@ -374,7 +375,7 @@ class DailyPosting:
         if claim is None and now_claim.already_sent:
             now = self.drill.clock.now()
             extra = await self.drill.ask(
-                view.where, self.publisher, kind="now", topic=view.topic,
+                view.where, self.publisher, kind=PostKind.NOW, topic=view.topic,
                 reveal_after=view.reveal_at(now) - now,
             )
             return render.notice(EXTRA_POSTED.format(post_id=extra.post_id))
@@ -499,7 +500,7 @@ class DailyPosting:
                 pool_key = f"mcq:{view.topic or 'all'}"
                 question = await next_for_channel(session, view.channel_pk, candidates, pool_key, drill.rng)
                 post = await create_post(
-                    session, question, kind="daily", now=now, channel_id=view.channel_pk,
+                    session, question, kind=PostKind.DAILY, now=now, channel_id=view.channel_pk,
                     closes_at=view.reveal_at(now), local_date=claim.local_date, rng=drill.rng,
                 )
                 row.post_id = post.id

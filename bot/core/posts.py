@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.clock import Clock, as_utc
 from bot.core.content import Kind, Library, Question
+from bot.core.kinds import CHANNEL_KINDS, PostKind
 from bot.core.messages import Message
 from bot.core.render import RevealFacts, question_message, reveal_message
 from bot.core.scoring import StreakState, settle_streak
@@ -19,8 +20,6 @@ from bot.core.selection import shuffled_order
 from bot.storage.db import core_connection
 from bot.storage.models import Answer, Channel, Member, Post, Streak
 from bot.storage.scores import credit_post
-
-CHANNEL_KINDS = frozenset({"daily", "round", "now"})
 
 
 @dataclass(frozen=True)
@@ -193,11 +192,11 @@ async def reveal_facts(session: AsyncSession, post: Post, question: Question) ->
 
 async def settle_streaks(session: AsyncSession, post: Post) -> None:
     """Update every affected member's daily streak in the channel, once per post."""
-    if post.settled or post.kind != "daily" or post.channel_id is None:
+    if post.settled or post.kind != PostKind.DAILY or post.channel_id is None:
         return
     previous_id = await session.scalar(
         select(func.max(Post.id)).where(
-            Post.channel_id == post.channel_id, Post.kind == "daily", Post.id < post.id
+            Post.channel_id == post.channel_id, Post.kind == PostKind.DAILY, Post.id < post.id
         )
     )
     answers = dict(

@@ -11,6 +11,7 @@ from bot.core import render, srs
 from bot.core.clock import Clock
 from bot.core.content import Library, Question
 from bot.core.identity import Who, member_row
+from bot.core.kinds import PostKind
 from bot.core.messages import Message
 from bot.core.posts import PostLike, create_post, order_of, question_of
 from bot.core.selection import pool, without_twins
@@ -80,7 +81,7 @@ async def start_quiz(
     rng.shuffle(fresh)
     rng.shuffle(old)
     chosen = without_twins(fresh + old)[:count]  # never two versions of one question
-    return await _start(session, library, clock, who, "quiz", chosen, topic)
+    return await _start(session, library, clock, who, PostKind.QUIZ, chosen, topic)
 
 
 async def start_review(
@@ -101,7 +102,7 @@ async def start_review(
     chosen = [library[qid] for qid in chosen_ids[:count]]
     if not chosen:
         return render.notice("Nothing to review right now; every card is scheduled for later.")
-    return await _start(session, library, clock, who, "review", chosen, None)
+    return await _start(session, library, clock, who, PostKind.REVIEW, chosen, None)
 
 
 async def _index_of(session: AsyncSession, post: PostLike) -> int:
@@ -123,7 +124,7 @@ async def _summary(session: AsyncSession, quiz: Quiz) -> str:
     ).first()
     answered, correct = (row[0] or 0, int(row[1] or 0)) if row else (0, 0)
     total = len(_ids(quiz))
-    what = "Quiz" if quiz.mode == "quiz" else "Review"
+    what = "Quiz" if quiz.mode == PostKind.QUIZ else "Review"
     return f"**{what} finished:** {correct}/{answered} correct ({answered} of {total} answered)."
 
 

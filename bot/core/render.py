@@ -8,16 +8,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fsrs import Rating
+
 from bot.core.actions import Action, Verb
 from bot.core.content import Check, Kind, Question
+from bot.core.kinds import CHANNEL_KINDS, PostKind
 from bot.core.messages import Button, ButtonStyle, Message
 from bot.core.topics import TOPICS
 
 LETTERS = "ABCDEFGH"
-GRADES = ((1, "Again", ButtonStyle.DANGER), (2, "Hard", ButtonStyle.SECONDARY),
-          (3, "Good", ButtonStyle.PRIMARY), (4, "Easy", ButtonStyle.SUCCESS))
-KIND_TITLES = {"daily": "Daily question", "round": "Round", "quiz": "Quiz", "review": "Review",
-               "now": "Question"}
+# A flashcard's self-grade is an FSRS rating; its value travels in the button's action id.
+GRADES = ((Rating.Again, "Again", ButtonStyle.DANGER), (Rating.Hard, "Hard", ButtonStyle.SECONDARY),
+          (Rating.Good, "Good", ButtonStyle.PRIMARY), (Rating.Easy, "Easy", ButtonStyle.SUCCESS))
+KIND_TITLES = {PostKind.DAILY: "Daily question", PostKind.ROUND: "Round", PostKind.QUIZ: "Quiz",
+               PostKind.REVIEW: "Review", PostKind.NOW: "Question"}
 
 
 def stars(difficulty: int) -> str:
@@ -69,7 +73,7 @@ def question_message(
     else:
         msg.buttons = [Button(Action(Verb.SHOW, post_id).encode(), "Show answer", ButtonStyle.PRIMARY)]
     footer = []
-    if kind in ("daily", "round", "now"):
+    if kind in CHANNEL_KINDS:
         footer.append(f"{answered} answered")
     if closes:
         footer.append(f"answer revealed {closes}")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from bot.core import progress_views, render
 from bot.core.content import Kind
 from bot.core.identity import Where, Who, channel_row, member_row
+from bot.core.kinds import PostKind
 from bot.core.messages import Message
 from bot.core.publisher import Publisher
 from bot.core.selection import pool
@@ -58,7 +59,7 @@ class Rounds:
         try:
             for index in range(count):
                 posted = await d.ask(
-                    where, publisher, kind="round", topic=topic,
+                    where, publisher, kind=PostKind.ROUND, topic=topic,
                     reveal_after=timedelta(seconds=seconds), round_id=round_id,
                 )
                 await d.clock.sleep(seconds)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.core.kinds import CHANNEL_KINDS
+
 POINTS_PER_DIFFICULTY = 10
 MAX_SPEED_BONUS = 5
-SCORING_KINDS = frozenset({"daily", "round", "now"})
 
 
 def speed_bonus(response_ms: int, window_ms: int) -> int:
@@ -28,7 +29,7 @@ def speed_bonus(response_ms: int, window_ms: int) -> int:
 def points_for(
     *, kind: str, correct: bool, difficulty: int, response_ms: int, window_ms: int, bonus: bool
 ) -> int:
-    if not correct or kind not in SCORING_KINDS:
+    if not correct or kind not in CHANNEL_KINDS:
         return 0
     points = POINTS_PER_DIFFICULTY * difficulty
     if bonus:

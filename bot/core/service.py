@@ -21,6 +21,7 @@ from bot.core.clock import Clock, SystemClock
 from bot.core.commands.replies import UNKNOWN_BUTTON
 from bot.core.content import Kind, Library
 from bot.core.identity import Where, Who, channel_row
+from bot.core.kinds import PostKind
 from bot.core.messages import Message
 from bot.core.posts import create_post, due_reveals, public_view, reveal
 from bot.core.practice import Practice
@@ -89,7 +90,7 @@ class Drill:
 
     # ---- channel questions ---------------------------------------------------------------
     async def ask(
-        self, where: Where, publisher: Publisher, *, kind: str = "now", topic: str | None = None,
+        self, where: Where, publisher: Publisher, *, kind: str = PostKind.NOW, topic: str | None = None,
         reveal_after: timedelta | None = timedelta(hours=12), round_id: int | None = None,
         local_date: object = None,
     ) -> Posted:
