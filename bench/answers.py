@@ -29,11 +29,11 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
 from bench.common import backends, fresh_database, parser, percentile, ratio_line, summary
-from bot.core.actions import Action, Verb
-from bot.core.clock import SystemClock
-from bot.core.content import load_library
-from bot.core.identity import Where, Who
-from bot.core.service import Drill
+from bot.core.content.bank import load_library
+from bot.core.model.actions import Action, Verb
+from bot.core.model.clock import SystemClock
+from bot.core.model.identity import Where, Who
+from bot.core.play.drill import Drill
 from bot.storage.db import Database, migrate
 from bot.storage.models import Answer
 

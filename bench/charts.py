@@ -21,8 +21,9 @@ from datetime import UTC, date, datetime, timedelta
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from bot.core import chart_data, charts
-from bot.core.topics import TOPICS
+from bot.core.model.topics import TOPICS
+from bot.core.progress import chart_data
+from bot.core.render import charts
 
 NOW = datetime(2026, 3, 4, 10, tzinfo=UTC)
 

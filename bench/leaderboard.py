@@ -22,8 +22,8 @@ from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 
 from bench.common import backends, fresh_database, parser, percentile, ratio_line, summary
-from bot.core import leaderboard
-from bot.core.periods import Period, Scope, period_start
+from bot.core.progress import leaderboard
+from bot.core.progress.periods import Period, Scope, period_start
 from bot.storage.db import Database
 from bot.storage.models import Answer, Channel, GroupMember, Member, Post, StudyGroup, Workspace
 from bot.storage.scores import rebuild_totals

@@ -12,7 +12,7 @@ import argparse
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.core.content import load_library
+from bot.core.content.bank import load_library
 from bot.snippet_pool import needs_own_process, run_all, run_isolated
 
 

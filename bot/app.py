@@ -14,18 +14,18 @@ from pathlib import Path
 
 from bot.adapters.base import Adapter
 from bot.config import Settings
-from bot.core import delivery as delivery_port
-from bot.core.clock import Clock, SystemClock
 from bot.core.commands import replies
 from bot.core.commands.dispatch import CommandDesk
-from bot.core.content import Library, load_library
-from bot.core.daily import DailyPosting
-from bot.core.delivery import Delivery
-from bot.core.identity import Where
-from bot.core.messages import Message
-from bot.core.publisher import Publisher
-from bot.core.runs import RunDesk
-from bot.core.service import Drill
+from bot.core.content.bank import Library, load_library
+from bot.core.model.clock import Clock, SystemClock
+from bot.core.model.identity import Where
+from bot.core.model.messages import Message
+from bot.core.model.publisher import Publisher
+from bot.core.play import delivery as delivery_port
+from bot.core.play.daily import DailyPosting
+from bot.core.play.delivery import Delivery
+from bot.core.play.drill import Drill
+from bot.core.play.runs import RunDesk
 from bot.scheduler import DailyScheduler
 from bot.storage.db import Database
 

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.config import ConfigError, get_settings
-from bot.core.content import Kind, Library, Problem, load_library
-from bot.core.topics import TOPICS
+from bot.core.content.bank import Kind, Library, Problem, load_library
+from bot.core.model.topics import TOPICS
 
 app = typer.Typer(help="torchdrill: daily PyTorch interview drills for Discord and Slack.", no_args_is_help=True)
 content_app = typer.Typer(help="Validate, import and count question banks.", no_args_is_help=True)
@@ -34,7 +34,7 @@ def content_check(
     ),
 ) -> None:
     """Validate banks and their content rules; print `path:line: problem`; exit 1 on any error."""
-    from bot.core.lint import lint_library
+    from bot.core.content.lint import lint_library
 
     settings = get_settings()
     directory = content_dir or settings.content_dir
@@ -44,7 +44,7 @@ def content_check(
         library = load_library(directory, extra_files=settings.extra_banks)
     problems = [*library.problems, *([] if schema_only else lint_library(library))]
     if not files:
-        from bot.core.challenges import check_challenges
+        from bot.core.content.challenges import check_challenges
 
         problems.extend(check_challenges(directory))
     if run:
@@ -68,7 +68,7 @@ def content_check(
 
 def _run_problems(library: Library, workers: int) -> list[Problem]:
     """Run every runnable snippet in warm interpreters; a wrong key or failing run is an error."""
-    from bot.core.keys import snippet_failures
+    from bot.core.content.keys import snippet_failures
     from bot.snippet_pool import run_all
 
     jobs = [(bank, q, i) for bank in library.banks for q in bank.questions
@@ -84,8 +84,8 @@ def _run_problems(library: Library, workers: int) -> list[Problem]:
 @content_app.command("stats")
 def content_stats(content_dir: Path = typer.Option(None, help="directory of banks")) -> None:
     """Counts per bank, kind, topic and difficulty, balance figures, targets and coverage."""
-    from bot.core.coverage import source_coverage
-    from bot.core.lint import (
+    from bot.core.content.coverage import source_coverage
+    from bot.core.content.lint import (
         KEY_LENGTH_MAX_RATIO,
         KEY_LONGEST_MAX_SHARE,
         bank_figures,
@@ -158,7 +158,7 @@ def content_import(
     output: Path = typer.Option(None, "-o", "--output", help="write YAML here (default: stdout)"),
 ) -> None:
     """Turn a raw document into a draft YAML bank for a person to curate."""
-    from bot.core.importers import ImportFormatError, import_file
+    from bot.core.content.importers import ImportFormatError, import_file
 
     try:
         text = import_file(file, format, bank_id=bank)

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.core.content import DEFAULT_CONTENT_DIR
+from bot.core.content.bank import DEFAULT_CONTENT_DIR
 
 
 class ConfigError(ValueError):

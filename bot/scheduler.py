@@ -3,7 +3,7 @@
 APScheduler 3 cannot share a job store between processes, so jobs live in memory and the
 database stays the source of truth: jobs are rebuilt at start, after every schedule change and
 by a periodic sync (picking up changes made by other replicas). Exactly-once posting is the
-claim row's job (bot.core.daily), not the scheduler's.
+claim row's job (bot.core.play.daily), not the scheduler's.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.core.daily import DailyPosting, ScheduleView, all_schedules
+from bot.core.play.daily import DailyPosting, ScheduleView, all_schedules
 
 log = logging.getLogger(__name__)
 

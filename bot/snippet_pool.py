@@ -21,8 +21,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.core.content import Snippet
-from bot.core.keys import Outcome
+from bot.core.content.bank import Snippet
+from bot.core.content.keys import Outcome
 
 WORKER = Path(__file__).with_name("snippet_worker.py")
 TIMEOUT_S = 120

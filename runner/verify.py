@@ -3,7 +3,7 @@
 CI checks the banks in warm interpreters on its own torch; this runs them through this
 host's sandbox (the runner's pool of templates, /run's limits) on the torch that serves
 members, and judges each run with the same rules as `content check --run`
-(`bot.core.keys.snippet_failures`). Only CPU slots: the banks are verified on CPU.
+(`bot.core.content.keys.snippet_failures`). Only CPU slots: the banks are verified on CPU.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import random
 import re
 from dataclasses import dataclass
 
-from bot.core.content import Bank, Library, Problem, Question
-from bot.core.keys import Outcome, snippet_failures
+from bot.core.content.bank import Bank, Library, Problem, Question
+from bot.core.content.keys import Outcome, snippet_failures
 from runner.jobs import Device, Limits
 from runner.outcome import verdict
 from runner.pool import LocalPool

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.clock import FakeClock
-from bot.core.content import Bank, Kind, Library, Question, Snippet
-from bot.core.service import Drill
+from bot.core.content.bank import Bank, Kind, Library, Question, Snippet
+from bot.core.model.clock import FakeClock
+from bot.core.play.drill import Drill
 from bot.storage.db import Database, migrate
 
 PG_ADMIN_URL = os.environ.get("TORCHDRILL_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")

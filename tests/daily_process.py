@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.config import Settings
-from bot.core.clock import FakeClock
+from bot.core.model.clock import FakeClock
 
 DISCORD_TOKEN = "fake-bot-token"  # tests.fake_discord.FakeDiscord.token
 SLACK_TOKEN = "xoxb-fake-bot-token"  # tests.fake_slack.FakeSlack.token
@@ -64,7 +64,7 @@ class DieBeforeSend:
 
 def where_of(platform: str):
     """The channel of each fake platform (tests.fake_discord / tests.fake_slack)."""
-    from bot.core.identity import Where
+    from bot.core.model.identity import Where
 
     if platform == "discord":
         return Where("discord", "900000000000000002", "900000000000000003", "pytorch-study")
@@ -73,7 +73,7 @@ def where_of(platform: str):
 
 async def race(url: str, out: Path, start_at: float) -> None:
     from bot.app import build_app
-    from bot.core.daily import all_schedules
+    from bot.core.play.daily import all_schedules
 
     clock = FakeClock(datetime(2026, 3, 4, 8, 0, 5, tzinfo=UTC))  # 09:00:05 Berlin
     app = await build_app(Settings(database_url=url), clock=clock, with_runner=False)

@@ -17,7 +17,7 @@ from discord.http import Route
 from bot.adapters.discord.bot import DiscordAdapter
 from bot.app import App, build_app
 from bot.config import Settings
-from bot.core.clock import FakeClock
+from bot.core.model.clock import FakeClock
 from tests.fake_discord import FakeDiscord
 
 StartAdapter = Callable[[], Awaitable[DiscordAdapter]]

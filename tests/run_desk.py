@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from bot.app import App
-from bot.core.runs import RunDesk
+from bot.core.play.runs import RunDesk
 from runner.jobs import JobResult
 
 

@@ -16,8 +16,8 @@ import pytest
 from bot.adapters.slack.app import EVENTS_PATH, SlackAdapter
 from bot.app import App, build_app
 from bot.config import Settings, SlackMode
-from bot.core.clock import FakeClock
-from bot.core.posts import order_of
+from bot.core.model.clock import FakeClock
+from bot.core.play.posts import order_of
 from bot.storage.models import Post
 from tests.fake_slack import FakeSlack, SlackSender, User
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from bot.core.identity import Who
-from bot.core.runs import RunDesk
+from bot.core.model.identity import Who
+from bot.core.play.runs import RunDesk
 from tests.discord_fixtures import (  # noqa: F401 - fixtures
     StartAdapter,
     app_fixture,

@@ -14,12 +14,12 @@ import pytest
 
 from bot.app import App, build_app
 from bot.config import Settings
-from bot.core.challenges_desk import SUBMISSION_MAX, ChallengeDesk
-from bot.core.clock import FakeClock
 from bot.core.commands.dispatch import Caller
-from bot.core.identity import Where, Who
-from bot.core.messages import Message
-from bot.core.runs import RunDesk
+from bot.core.model.clock import FakeClock
+from bot.core.model.identity import Where, Who
+from bot.core.model.messages import Message
+from bot.core.play.challenge_desk import SUBMISSION_MAX, ChallengeDesk
+from bot.core.play.runs import RunDesk
 from bot.storage.db import Database
 from tests.run_desk import embedded_run_desk
 
@@ -134,8 +134,8 @@ async def test_open_hint_submit_wrong_then_right_then_again(app: App, runs: RunD
 
 
 def test_a_verdict_explains_a_well_known_error_and_names_the_test() -> None:
-    from bot.core.challenges import load_challenges
-    from bot.core.challenges_desk import verdict_message
+    from bot.core.content.challenges import load_challenges
+    from bot.core.play.challenge_desk import verdict_message
     from runner.judge import Verdict
 
     challenge = load_challenges().get("pairwise-distances")

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.challenges import CHALLENGE_DIR, check_challenges, load_challenge, load_challenges
-from bot.core.topics import TOPICS
+from bot.core.content.challenges import (
+    CHALLENGE_DIR,
+    check_challenges,
+    load_challenge,
+    load_challenges,
+)
+from bot.core.model.topics import TOPICS
 from runner.judge import forbidden_uses, judge_locally, reference_locally
 
 BANK = load_challenges()

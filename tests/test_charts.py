@@ -10,10 +10,11 @@ from datetime import UTC, date, datetime, timedelta
 from fsrs import Card
 from PIL import Image
 
-from bot.core import chart_data, charts, srs
-from bot.core.actions import Action, Verb
-from bot.core.identity import Where, Who
-from bot.core.posts import order_of
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who
+from bot.core.play.posts import order_of
+from bot.core.progress import chart_data, srs
+from bot.core.render import charts
 from bot.storage.models import Post, SrsCard
 
 HERE = Where("discord", "g1", "c1", "one")

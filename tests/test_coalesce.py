@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from bot.adapters.coalesce import CoalescingPublisher
-from bot.core.identity import Where
-from bot.core.messages import Message
+from bot.core.model.identity import Where
+from bot.core.model.messages import Message
 
 HERE = Where("discord", "g", "c")
 

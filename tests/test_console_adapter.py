@@ -18,8 +18,8 @@ from bot.adapters.console.play import ConsoleAdapter, files_dir_for
 from bot.adapters.console.screen import Screen
 from bot.app import App, build_app
 from bot.config import Settings
-from bot.core.clock import FakeClock
-from bot.core.messages import Attachment, Message
+from bot.core.model.clock import FakeClock
+from bot.core.model.messages import Attachment, Message
 from bot.storage.db import migrate
 from bot.storage.models import Answer, Post
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from bot.core.content import Kind, load_library
+from bot.core.content.bank import Kind, load_library
 from bot.core.render import LETTERS
 from bot.storage.db import migrate
 

@@ -13,8 +13,8 @@ from bot.adapters.console.render import (
     render_message,
     styled,
 )
-from bot.core.actions import Action, Verb
-from bot.core.messages import Attachment, Button, Message
+from bot.core.model.actions import Action, Verb
+from bot.core.model.messages import Attachment, Button, Message
 
 
 def plain(renderable: object, width: int = 100) -> str:

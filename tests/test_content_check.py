@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.core.content import load_library
-from bot.core.topics import TOPICS
+from bot.core.content.bank import load_library
+from bot.core.model.topics import TOPICS
 
 BANKS = Path(__file__).parent / "fixtures" / "banks"
 PROBLEM_RE = re.compile(r"^(?P<path>.+?\.yaml):(?P<line>\d+): (?P<message>.+)$")

@@ -14,11 +14,11 @@ from bot.adapters.console.render import render_message as console_render
 from bot.adapters.discord.render import render_message as discord_render
 from bot.adapters.slack.blocks import render as slack_render
 from bot.core import render
-from bot.core.actions import Action, Verb
-from bot.core.content import Bank, Kind, Library, Question
-from bot.core.identity import Where, Who
-from bot.core.messages import CodeBlock, Message
-from bot.core.posts import order_of
+from bot.core.content.bank import Bank, Kind, Library, Question
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who
+from bot.core.model.messages import CodeBlock, Message
+from bot.core.play.posts import order_of
 from bot.storage.models import Post
 
 HERE = Where("discord", "g1", "c1", "one")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.content import Kind, load_library
-from bot.core.coverage import SOURCE_TOTALS, source_coverage
-from bot.core.importers import parse
-from bot.core.lint import library_targets
+from bot.core.content.bank import Kind, load_library
+from bot.core.content.coverage import SOURCE_TOTALS, source_coverage
+from bot.core.content.importers import parse
+from bot.core.content.lint import library_targets
 
 LIBRARY = load_library()
 TEXT_FIELDS = ("prompt", "answer", "explanation")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.core.content import load_library
-from bot.core.lint import bank_figures, lint_library, markdown_problems
+from bot.core.content.bank import load_library
+from bot.core.content.lint import bank_figures, lint_library, markdown_problems
 
 PROBLEM_RE = re.compile(r"^(?P<path>.+?\.yaml):(?P<line>\d+): (?P<warning>warning: )?(?P<message>.+)$")
 

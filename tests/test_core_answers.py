@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from bot.core.actions import Action, Verb
-from bot.core.identity import Where, Who
-from bot.core.posts import order_of
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who
+from bot.core.play.posts import order_of
 from bot.storage.models import Answer, Post
 
 WHERE = Where("discord", "g1", "c1", "general")
@@ -108,7 +108,7 @@ async def test_200_concurrent_answers_from_100_members_record_exactly_100(drill,
 
 
 async def test_speed_bonus_only_when_channel_enables_it(drill, publisher, clock):
-    from bot.core.identity import channel_row
+    from bot.core.model.identity import channel_row
 
     async with drill.db.write() as s:
         (await channel_row(s, WHERE)).speed_bonus = True

@@ -8,11 +8,11 @@ import random
 import pytest
 from sqlalchemy import select
 
-from bot.core import leaderboard
-from bot.core.actions import Action, Verb
-from bot.core.identity import Where, Who
-from bot.core.periods import Scope
-from bot.core.posts import order_of
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who
+from bot.core.play.posts import order_of
+from bot.core.progress import leaderboard
+from bot.core.progress.periods import Scope
 from bot.storage.db import Database, alembic_config, migrate
 from bot.storage.models import Answer, Channel, ChannelScore, GroupMember, Member, Post, StudyGroup
 from bot.storage.scores import rebuild_totals
@@ -160,7 +160,7 @@ async def test_totals_match_the_raw_computation_for_every_scope(drill, publisher
 async def test_upgrade_backfills_totals_from_revealed_posts(tmp_path, library, clock, publisher):
     from alembic import command
 
-    from bot.core.service import Drill
+    from bot.core.play.drill import Drill
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'backfill.db'}"
     await asyncio.to_thread(migrate, url)
@@ -187,8 +187,8 @@ async def test_a_click_racing_the_reveal_is_refused_not_lost_from_the_board(pg_u
     post closed: it is told so and never lands uncounted after the totals were credited."""
     from sqlalchemy import text
 
-    from bot.core.posts import reveal
-    from bot.core.service import Drill
+    from bot.core.play.drill import Drill
+    from bot.core.play.posts import reveal
 
     db = Database(pg_url)
     async with db.engine.begin() as conn:

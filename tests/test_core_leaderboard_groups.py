@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.core.actions import Action, Verb
-from bot.core.identity import Where, Who, channel_row
-from bot.core.periods import Period, period_start
-from bot.core.posts import order_of
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who, channel_row
+from bot.core.play.posts import order_of
+from bot.core.progress.periods import Period, period_start
 from bot.storage.models import Post
 
 C1 = Where("discord", "g1", "c1", "one")

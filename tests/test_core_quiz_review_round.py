@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from bot.core.actions import Verb, decode
-from bot.core.identity import Where, Who
-from bot.core.posts import order_of
-from bot.core.selection import EmptyPoolError
+from bot.core.model.actions import Verb, decode
+from bot.core.model.identity import Where, Who
+from bot.core.play.posts import order_of
+from bot.core.play.selection import EmptyPoolError
 from bot.storage.models import Answer, Post, Quiz, SrsCard
 
 ME = Who("console", "local", "me", "Me")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from bot.core.actions import Action, Verb
-from bot.core.identity import Where, Who
-from bot.core.posts import order_of
-from bot.core.topics import UnknownTopicError
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who
+from bot.core.model.topics import UnknownTopicError
+from bot.core.play.posts import order_of
 from bot.storage.models import Post, Streak
 
 WHERE = Where("slack", "T1", "C1", "drills")

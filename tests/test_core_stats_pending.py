@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.core.identity import channel_row, member_row
-from bot.core.stats import member_stats, topic_accuracy
+from bot.core.model.identity import channel_row, member_row
+from bot.core.progress.stats import member_stats, topic_accuracy
 from tests.test_core_boards_reveal import C1, ask_and_pick, who
 
 

@@ -13,8 +13,14 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import func, select
 
-from bot.core.daily import DailyPosting, ScheduleError, all_schedules, parse_time, parse_weekdays
-from bot.core.identity import Where, channel_row
+from bot.core.model.identity import Where, channel_row
+from bot.core.play.daily import (
+    DailyPosting,
+    ScheduleError,
+    all_schedules,
+    parse_time,
+    parse_weekdays,
+)
 from bot.scheduler import DailyScheduler, cron_for
 from bot.storage.models import DailyClaim, Post
 

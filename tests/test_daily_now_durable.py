@@ -11,10 +11,10 @@ from sqlalchemy import select
 
 from bot.app import build_app
 from bot.config import Settings
-from bot.core.clock import FakeClock
 from bot.core.commands.dispatch import Caller
-from bot.core.daily import CLAIM_LEASE
-from bot.core.identity import Where, Who
+from bot.core.model.clock import FakeClock
+from bot.core.model.identity import Where, Who
+from bot.core.play.daily import CLAIM_LEASE
 from bot.storage.db import migrate
 from bot.storage.models import DailyClaim
 from tests.conftest import RecordingPublisher

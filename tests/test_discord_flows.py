@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bot.adapters.discord.bot import DiscordAdapter
 from bot.app import App
-from bot.core.clock import FakeClock
-from bot.core.posts import order_of
+from bot.core.model.clock import FakeClock
+from bot.core.play.posts import order_of
 from bot.storage.models import Post
 from tests.discord_fixtures import (  # noqa: F401 - fixtures
     StartAdapter,

@@ -24,8 +24,8 @@ from sqlalchemy import select
 
 from bot.app import App, build_app
 from bot.config import Settings
-from bot.core.clock import FakeClock, as_utc
-from bot.core.daily import CLAIM_LEASE
+from bot.core.model.clock import FakeClock, as_utc
+from bot.core.play.daily import CLAIM_LEASE
 from bot.storage.models import DailyClaim, Post
 from tests.daily_process import real_publisher, where_of
 from tests.fake_discord import FakeDiscord
@@ -184,7 +184,7 @@ async def test_a_frozen_owner_is_fenced_out_and_the_new_owner_finds_its_post(db,
         sending = asyncio.create_task(a[0].daily.post_now(where_of(platform(fake))))
         await eventually(fake, lambda: accepted(fake))
         clock.advance(seconds=CLAIM_LEASE.total_seconds() + 1)
-        caplog.set_level(logging.INFO, logger="bot.core.daily")
+        caplog.set_level(logging.INFO, logger="bot.core.play.daily")
         [post_id] = await b[0].daily.recover_unsent()  # takes over, looks, finds A's message
         assert "already in channel" in caplog.text
         assert (await the_claim(b[0])).claimed_by.startswith("2@")  # the fencing token moved on
@@ -280,7 +280,7 @@ async def test_slack_without_history_scope_never_posts_twice(db, caplog):
         gate.set()
         fake.scopes = set()
         clock.advance(seconds=CLAIM_LEASE.total_seconds() + 1)
-        with caplog.at_level(logging.ERROR, logger="bot.core.daily"):
+        with caplog.at_level(logging.ERROR, logger="bot.core.play.daily"):
             assert await b[0].daily.recover_unsent() == []
         assert "cannot check" in caplog.text and "channels:history" in caplog.text
         assert len(fake.in_channel()) == 1 and (await the_claim(b[0])).sent_at is None

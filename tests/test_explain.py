@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.content import Snippet, load_library
-from bot.core.keys import Outcome
+from bot.core.content.bank import Snippet, load_library
+from bot.core.content.keys import Outcome
 from bot.snippet_pool import run_all
 from runner.explain import (
     DEFAULT_CATALOG,

@@ -13,11 +13,11 @@ import yaml
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.core.content import Kind, Question, load_bank
-from bot.core.importers import FORMATS, ImportFormatError, import_file
-from bot.core.importers.longform import PLACEHOLDER
-from bot.core.importers.text import first_sentence, repair_mojibake, slugify
-from bot.core.topics import TOPICS
+from bot.core.content.bank import Kind, Question, load_bank
+from bot.core.content.importers import FORMATS, ImportFormatError, import_file
+from bot.core.content.importers.longform import PLACEHOLDER
+from bot.core.content.importers.text import first_sentence, repair_mojibake, slugify
+from bot.core.model.topics import TOPICS
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO.parent / "shared" / "seeds"

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from bot.core.challenges import load_challenges
+from bot.core.content.challenges import load_challenges
 from runner.isolation import Level, detect
 from runner.jobs import Device, JobRequest, Limits
 from runner.judge import Verdict, build_program, frame_of, reference_locally, verdict_of

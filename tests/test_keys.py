@@ -3,8 +3,8 @@ being right, and what each failure message says."""
 
 from __future__ import annotations
 
-from bot.core.content import Question, choice_line, printed_form
-from bot.core.keys import Outcome, key_failures, snippet_failures
+from bot.core.content.bank import Question, choice_line, printed_form
+from bot.core.content.keys import Outcome, key_failures, snippet_failures
 
 
 def question(check: str, answer: str, others: list[str], code: str = "a\nb\nc", setup: str | None = None,

@@ -13,7 +13,7 @@ from rich.console import Console
 from bot.adapters.console.render import render_message as console_render
 from bot.adapters.discord.render import ZERO_WIDTH_SPACE, render_message
 from bot.adapters.slack.blocks import render
-from bot.core.runs import result_message
+from bot.core.play.runs import result_message
 from runner.jobs import JobRequest, JobResult, JobState
 
 HOSTILE = (

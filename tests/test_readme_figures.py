@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.core.content import Kind, load_library
+from bot.core.content.bank import Kind, load_library
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 

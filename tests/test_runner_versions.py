@@ -23,7 +23,7 @@ import pytest
 import redis.asyncio as aioredis
 import torch
 
-from bot.core.runs import result_message
+from bot.core.play.runs import result_message
 from bot.observability.health import make_health_app, runner_detail, start_http
 from runner import versions
 from runner.embedded import EmbeddedRunner

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.content import fenced_code
-from bot.core.identity import Where, Who
-from bot.core.runs import INLINE_CHARS, RunDesk, clean_code, result_message
+from bot.core.content.bank import fenced_code
+from bot.core.model.identity import Where, Who
+from bot.core.play.runs import INLINE_CHARS, RunDesk, clean_code, result_message
 from runner.explain import explain
 from runner.jobs import JobRequest, JobResult, JobState
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.content import Bank, Kind, Library, Question, twin_groups
-from bot.core.identity import Where, Who, channel_row
-from bot.core.selection import next_for_channel, without_twins
+from bot.core.content.bank import Bank, Kind, Library, Question, twin_groups
+from bot.core.model.identity import Where, Who, channel_row
+from bot.core.play.selection import next_for_channel, without_twins
 
 HERE = Where("discord", "g1", "c1", "one")
 

@@ -14,8 +14,8 @@ from bot.adapters.slack.blocks import (
 )
 from bot.adapters.slack.handlers import code_from_slack
 from bot.adapters.slack.publisher import BadRefError, Ref, parse_ref
-from bot.core.content import fenced_code
-from bot.core.messages import Button, ButtonStyle, Message
+from bot.core.content.bank import fenced_code
+from bot.core.model.messages import Button, ButtonStyle, Message
 
 
 def test_bold_becomes_single_asterisks_but_code_is_untouched() -> None:

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from bot.adapters.slack.app import SlackAdapter
 from bot.app import App
-from bot.core.clock import FakeClock
+from bot.core.model.clock import FakeClock
 from bot.storage.models import Answer, Post
 from tests.fake_slack import FakeSlack, SlackSender, buttons_of, sign, text_of
 from tests.slack_fixtures import (  # noqa: F401 - fixtures

@@ -10,7 +10,7 @@ import pytest
 
 from bot.adapters.slack.handlers import CODE_ACTION_ID, CODE_BLOCK_ID, RUN_SHORTCUT_ID
 from bot.app import App
-from bot.core.runs import RunDesk
+from bot.core.play.runs import RunDesk
 from tests.fake_slack import FakeSlack, SlackSender, text_of
 from tests.run_desk import embedded_run_desk
 from tests.slack_fixtures import (  # noqa: F401 - fixtures

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.content import Library, Question, Snippet, load_library
-from bot.core.keys import Outcome, missing_expectations, snippet_failures
+from bot.core.content.bank import Library, Question, Snippet, load_library
+from bot.core.content.keys import Outcome, missing_expectations, snippet_failures
 from bot.snippet_pool import needs_own_process, run_all, run_isolated
 
 WORKERS = max(1, min(3, os.cpu_count() or 1))

@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import OperationalError
 
-from bot.core.actions import Action, Verb
-from bot.core.identity import Where, Who
-from bot.core.service import Drill
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who
+from bot.core.play.drill import Drill
 from bot.storage.db import Database, is_transient, migrate
 from bot.storage.models import Answer
 from tests.conftest import RecordingPublisher, make_library

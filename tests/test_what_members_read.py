@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from bot.core.actions import Action, Verb
-from bot.core.identity import Where, Who
-from bot.core.posts import order_of
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who
+from bot.core.play.posts import order_of
 from bot.storage.models import Post
 
 HERE = Where("discord", "g1", "c1", "one")

@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Protocol
 
-from bot.core.publisher import Publisher
+from bot.core.model.publisher import Publisher
 
 if TYPE_CHECKING:
     from bot.config import Settings
     from bot.core.commands.dispatch import CommandDesk
-    from bot.core.daily import DailyPosting
-    from bot.core.service import Drill
+    from bot.core.play.daily import DailyPosting
+    from bot.core.play.drill import Drill
 
 
 class Adapter(Protocol):

@@ -12,11 +12,11 @@ import asyncio
 import contextlib
 import logging
 
-from bot.core import delivery as delivery_port
-from bot.core.delivery import Delivery
-from bot.core.identity import Where
-from bot.core.messages import Message
-from bot.core.publisher import Publisher
+from bot.core.model.identity import Where
+from bot.core.model.messages import Message
+from bot.core.model.publisher import Publisher
+from bot.core.play import delivery as delivery_port
+from bot.core.play.delivery import Delivery
 
 log = logging.getLogger(__name__)
 

@@ -121,7 +121,7 @@ class Database:
         self._read = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write = async_sessionmaker(write_bind, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
-        # ids of rows that never change once committed (members); see bot.core.identity
+        # ids of rows that never change once committed (members); see bot.core.model.identity
         self.id_cache: dict[tuple[str, ...], tuple[int, int, str]] = {}
 
     @asynccontextmanager

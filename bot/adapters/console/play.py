@@ -23,8 +23,8 @@ from bot.adapters.console.screen import Screen
 from bot.core.commands import replies
 from bot.core.commands.dispatch import Caller
 from bot.core.commands.help import playground_help, playground_unknown, topics_message
-from bot.core.identity import Where, Who
-from bot.core.messages import Message
+from bot.core.model.identity import Where, Who
+from bot.core.model.messages import Message
 
 if TYPE_CHECKING:
     from bot.adapters.base import PlaygroundServices as App

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from bot.adapters.console.render import compact_update
 from bot.adapters.console.screen import Screen
-from bot.core.identity import Where
-from bot.core.messages import Message
+from bot.core.model.identity import Where
+from bot.core.model.messages import Message
 
 REFS_KEPT = 500
 

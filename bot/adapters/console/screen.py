@@ -17,7 +17,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from bot.adapters.console.render import Key, keys_for, render_message
-from bot.core.messages import Message
+from bot.core.model.messages import Message
 
 PROMPT = "play> "
 

@@ -24,8 +24,8 @@ from bot.adapters.discord.interactions import PLATFORM, WORDS, Handlers
 from bot.adapters.discord.publisher import DiscordPublisher
 from bot.adapters.discord.views import ActionButton
 from bot.config import ConfigError, Settings
-from bot.core.actions import ACTION_PATTERN
 from bot.core.commands import replies
+from bot.core.model.actions import ACTION_PATTERN
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App

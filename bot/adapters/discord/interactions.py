@@ -19,8 +19,8 @@ from bot.adapters.discord.render import render_message
 from bot.adapters.discord.views import RunCodeModal
 from bot.core.commands import replies
 from bot.core.commands.dispatch import Caller, Pending
-from bot.core.identity import Where, Who
-from bot.core.messages import Message
+from bot.core.model.identity import Where, Who
+from bot.core.model.messages import Message
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App

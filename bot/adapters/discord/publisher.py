@@ -15,10 +15,10 @@ from collections import OrderedDict
 import discord
 
 from bot.adapters.discord.render import render_message
-from bot.core.actions import BadActionError, decode
-from bot.core.delivery import Delivery, LookupUnavailableError
-from bot.core.identity import Where
-from bot.core.messages import Message
+from bot.core.model.actions import BadActionError, decode
+from bot.core.model.identity import Where
+from bot.core.model.messages import Message
+from bot.core.play.delivery import Delivery, LookupUnavailableError
 
 THREAD_EXISTS = 160004  # Discord error code: "A thread has already been created for this message"
 THREAD_ARCHIVE_MINUTES = 1440

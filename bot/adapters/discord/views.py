@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import discord
 
-from bot.core.actions import ACTION_PATTERN
+from bot.core.model.actions import ACTION_PATTERN
 
 CODE_INPUT_LIMIT = 4000  # Discord's maximum for a text input
 

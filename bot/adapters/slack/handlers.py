@@ -25,8 +25,8 @@ from bot.adapters.slack.blocks import render
 from bot.adapters.slack.publisher import Ref, parse_ref
 from bot.core.commands import replies
 from bot.core.commands.dispatch import Caller, CodeForm, Pending
-from bot.core.identity import Where, Who
-from bot.core.messages import Message
+from bot.core.model.identity import Where, Who
+from bot.core.model.messages import Message
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App

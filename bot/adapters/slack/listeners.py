@@ -24,10 +24,10 @@ from bot.adapters.slack.handlers import (
     Respond,
     submitted_code,
 )
-from bot.core.actions import ACTION_PATTERN
 from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Command
-from bot.core.runs import clean_code
+from bot.core.model.actions import ACTION_PATTERN
+from bot.core.play.runs import clean_code
 
 log = logging.getLogger(__name__)
 

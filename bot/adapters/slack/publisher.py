@@ -23,9 +23,9 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.blocks import render
-from bot.core.delivery import Delivery, LookupUnavailableError
-from bot.core.identity import Where
-from bot.core.messages import Message
+from bot.core.model.identity import Where
+from bot.core.model.messages import Message
+from bot.core.play.delivery import Delivery, LookupUnavailableError
 
 log = logging.getLogger(__name__)
 

@@ -12,26 +12,26 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from bot.core.challenges_desk import KIND as CHALLENGE_KIND
-from bot.core.challenges_desk import SUBMISSION_MAX, ChallengeDesk
 from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Catalogue, Command
 from bot.core.commands.grammar import OptionError, Request, parse, resolve, validate
 from bot.core.commands.help import help_message
-from bot.core.identity import Where, Who
-from bot.core.messages import Message
-from bot.core.publisher import Publisher
-from bot.core.runs import clean_code
-from bot.core.service import Drill
-from bot.core.tasks import BackgroundTasks
-from bot.core.topics import TOPICS
-from bot.core.user_errors import USER_ERRORS
+from bot.core.model.identity import Where, Who
+from bot.core.model.messages import Message
+from bot.core.model.publisher import Publisher
+from bot.core.model.tasks import BackgroundTasks
+from bot.core.model.topics import TOPICS
+from bot.core.play.challenge_desk import KIND as CHALLENGE_KIND
+from bot.core.play.challenge_desk import SUBMISSION_MAX, ChallengeDesk
+from bot.core.play.drill import Drill
+from bot.core.play.runs import clean_code
+from bot.core.play.user_errors import USER_ERRORS
 from bot.observability.metrics import observe_interaction
 
 if TYPE_CHECKING:
-    from bot.core.answers import Outcome
-    from bot.core.daily import DailyPosting
-    from bot.core.runs import RunDesk
+    from bot.core.play.answers import Outcome
+    from bot.core.play.daily import DailyPosting
+    from bot.core.play.runs import RunDesk
 
 log = logging.getLogger(__name__)
 

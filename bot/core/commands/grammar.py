@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from bot.core.commands.catalogue import Command, Option, OptionType
-from bot.core.topics import UnknownTopicError, normalize_topic
+from bot.core.model.topics import UnknownTopicError, normalize_topic
 
 _NAMED = re.compile(r"^([a-z_]+)[:=](.*)$", re.DOTALL)
 TRUE_WORDS = ("true", "yes", "on", "1")

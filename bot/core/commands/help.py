@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bot.core.commands.catalogue import COMMANDS, Catalogue
 from bot.core.commands.replies import Words
-from bot.core.messages import Message
-from bot.core.topics import TOPICS
+from bot.core.model.messages import Message
+from bot.core.model.topics import TOPICS
 
 
 def help_lines(words: Words, catalogue: Catalogue = COMMANDS) -> list[str]:

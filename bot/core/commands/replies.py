@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.core import render
-from bot.core.messages import Message, truncate
+from bot.core.model.messages import Message, truncate
 
 SORRY = "Something went wrong on my side; please try again in a moment."
 UNKNOWN_BUTTON = "That button is not one of mine anymore."

@@ -1,0 +1,1 @@
+"""Content: see README's architecture section."""

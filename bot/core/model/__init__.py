@@ -1,0 +1,1 @@
+"""Model: see README's architecture section."""

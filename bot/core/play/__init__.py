@@ -1,0 +1,1 @@
+"""Play: see README's architecture section."""

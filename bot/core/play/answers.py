@@ -1,0 +1,270 @@
+"""Recording answers: the first answer per member per post counts, exactly once.
+
+The unique (post, member) constraint plus insert-on-conflict-do-nothing makes double clicks,
+retries and races between replicas record one answer; the loser is told what they chose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from fsrs import Rating
+from sqlalchemy import bindparam, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.core import render
+from bot.core.content.bank import Kind, Library, Question
+from bot.core.model.clock import Clock, as_utc
+from bot.core.model.identity import MemberRef, Who, member_ref
+from bot.core.model.kinds import PostKind
+from bot.core.model.messages import Message
+from bot.core.play.posts import (
+    CHANNEL_KINDS,
+    PostLike,
+    PostSnapshot,
+    QuestionGoneError,
+    closes_text,
+    is_closed,
+    order_of,
+    question_of,
+    snapshot_view,
+    window,
+)
+from bot.core.progress import srs
+from bot.core.progress.scoring import points_for
+from bot.storage import hot_statements as hot
+from bot.storage.db import core_connection
+from bot.storage.models import Post
+
+# Built once: constructing statements per click costs more than running them.
+_CLOSE_POST = (
+    update(Post.__table__).where(Post.__table__.c.id == bindparam("post_id")).values(closed_at=bindparam("closed_at"))
+)
+
+
+@dataclass
+class Outcome:
+    """What an adapter does after an interaction: reply privately, maybe refresh the public post."""
+
+    reply: Message
+    post_id: int | None = None
+    public: Message | None = None  # new public view (answer count) for channel posts
+    platform_ref: str | None = None
+    recorded: bool = False
+
+
+@dataclass
+class _Loaded:
+    post: PostSnapshot
+    question: Question
+    member: MemberRef
+    card_state: str | None  # the member's spaced-repetition card before this answer
+    card_reps: int | None
+    streak: int | None  # the member's daily streak in the post's channel
+    answered: int  # answers the post had before this one
+
+
+async def _load(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
+) -> _Loaded | Outcome:
+    member = await member_ref(session, who, clock)
+    row = await hot.first(session, hot.CLICK_STATE, {"post_id": post_id, "member_id": member.id})
+    if row is None:
+        return Outcome(render.notice("This question no longer exists."))
+    n = len(hot.SNAPSHOT_FIELDS)
+    data = dict(zip(hot.SNAPSHOT_FIELDS, row[:n], strict=True))
+    data["speed_bonus"] = bool(data["speed_bonus"])
+    post = PostSnapshot(**data)
+    try:
+        question = question_of(library, post)
+    except QuestionGoneError:
+        return Outcome(render.notice("This question was removed from the question banks."), post_id)
+    if post.member_id is not None and post.member_id != member.id:
+        return Outcome(
+            render.notice("This question belongs to someone else's quiz. Start your own with /quiz."),
+            post_id,
+        )
+    card_state, card_reps, streak, answered = row[n:]
+    return _Loaded(post, question, member, card_state, card_reps, streak, int(answered or 0))
+
+
+async def _existing(session: AsyncSession, post_id: int, member_id: int) -> int | None:
+    """The choice the member already recorded for this post, if any."""
+    found = await hot.first(session, hot.CHOICE, {"post_id": post_id, "member_id": member_id})
+    return found[0] if found else None
+
+
+async def _close(session: AsyncSession, post_id: int, now: datetime) -> None:
+    """A personal question is done once answered."""
+    conn = await core_connection(session)
+    await conn.execute(_CLOSE_POST, {"post_id": post_id, "closed_at": now})
+
+
+def _elapsed_ms(post: PostLike, now: datetime) -> int:
+    return max(0, int((now - as_utc(post.opened_at)).total_seconds() * 1000))
+
+
+def _answer_row(
+    post: PostLike, question: Question, member: MemberRef, now: datetime,
+    *, choice: int, correct: bool, points: int,
+) -> dict[str, Any]:
+    return dict(
+        post_id=post.id,
+        member_id=member.id,
+        workspace_id=member.workspace_id,
+        channel_id=post.channel_id,
+        question_id=question.id,
+        topic=question.topic,
+        choice=choice,
+        correct=correct,
+        points=points,
+        response_ms=_elapsed_ms(post, now),
+        answered_at=now,
+    )
+
+
+async def _refused(
+    session: AsyncSession, values: dict[str, Any], question: Question, order: list[int]
+) -> Outcome:
+    """The insert recorded nothing: the member got there first (double click, race), or the
+    post was revealed in the meantime."""
+    existing = await _existing(session, values["post_id"], values["member_id"])
+    if existing is None:
+        return Outcome(render.closed_message(question, order, None), values["post_id"])
+    return Outcome(render.already_answered(question, order, existing, question.kind), values["post_id"])
+
+
+async def _record_once(
+    session: AsyncSession, values: dict[str, Any], question: Question, order: list[int]
+) -> Outcome | None:
+    """Insert the answer; if it did not count, say why."""
+    if await hot.insert_answer(session, values) is not None:
+        return None
+    return await _refused(session, values, question, order)
+
+
+async def _record_pick_with_card(
+    session: AsyncSession, loaded: _Loaded, values: dict[str, Any], correct: bool
+) -> tuple[int | None, int]:
+    """Record the answer and its spaced-repetition card: (answer id, or None when it did not
+    count; the post's answer count after it)."""
+    card = srs.next_card(
+        values["member_id"], values["question_id"], loaded.card_state, loaded.card_reps,
+        srs.rating_for(correct), values["answered_at"],
+    )
+    if hot.one_statement_writes(session):
+        return await hot.record_with_card(session, {**values, **card})
+    answer_id = await hot.insert_answer(session, values)
+    if answer_id is not None:
+        await hot.upsert_srs_card(session, card)
+    # SQLite: the write transaction is exclusive, so the count read before is still exact
+    return answer_id, loaded.answered + (answer_id is not None)
+
+
+async def record_pick(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int, position: int
+) -> Outcome:
+    loaded = await _load(session, library, clock, who, post_id)
+    if isinstance(loaded, Outcome):
+        return loaded
+    post, question, member = loaded.post, loaded.question, loaded.member
+    order = order_of(post)
+    if question.kind is not Kind.MCQ or not 0 <= position < len(order):
+        return Outcome(render.notice("That button does not match this question."), post_id)
+
+    now = clock.now()
+    if is_closed(post, now):
+        existing = await _existing(session, post.id, member.id)
+        if existing is not None:
+            return Outcome(render.already_answered(question, order, existing, question.kind), post_id)
+        return Outcome(render.closed_message(question, order, None), post_id)
+
+    original = order[position]
+    correct = original == question.answer_index
+    bonus = post.kind == PostKind.ROUND or post.speed_bonus
+    points = points_for(
+        kind=post.kind,
+        correct=correct,
+        difficulty=question.difficulty,
+        response_ms=_elapsed_ms(post, now),
+        window_ms=int(window(post).total_seconds() * 1000),
+        bonus=bonus,
+    )
+    values = _answer_row(post, question, member, now, choice=original, correct=correct, points=points)
+    answer_id, answered = await _record_pick_with_card(session, loaded, values, correct)
+    if answer_id is None:
+        return await _refused(session, values, question, order)
+
+    channel_post = post.kind in CHANNEL_KINDS
+    if not channel_post:
+        await _close(session, post.id, now)
+        post = replace(post, closed_at=now)
+    streak = None
+    if post.kind == PostKind.DAILY and correct and post.channel_id is not None:
+        streak = (loaded.streak or 0) + 1
+    from bot.core.play.quizzes import after_answer  # local: quizzes imports this module
+
+    reply = render.answer_feedback(
+        question,
+        order,
+        original,
+        correct=correct,
+        points=points,
+        reveal_now=not channel_post,
+        hide_result=post.kind == PostKind.ROUND,
+        closes=closes_text(post, post.channel_tz),
+        streak=streak,
+    )
+    if post.quiz_id is not None:
+        await after_answer(session, post, reply)
+    public = await snapshot_view(session, library, post, answered=answered) if channel_post else None
+    return Outcome(reply, post.id, public, post.platform_ref, recorded=True)
+
+
+async def show_answer(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
+) -> Outcome:
+    loaded = await _load(session, library, clock, who, post_id)
+    if isinstance(loaded, Outcome):
+        return loaded
+    if loaded.question.kind is Kind.MCQ:
+        return Outcome(render.notice("Pick one of the choices to answer this question."), post_id)
+    return Outcome(render.flashcard_answer(post_id, loaded.question), post_id)
+
+
+async def record_grade(
+    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int, grade: int
+) -> Outcome:
+    """A self-graded flashcard: the member's rating drives FSRS directly."""
+    loaded = await _load(session, library, clock, who, post_id)
+    if isinstance(loaded, Outcome):
+        return loaded
+    post, question, member = loaded.post, loaded.question, loaded.member
+    if question.kind is Kind.MCQ or grade not in {r.value for r in Rating}:
+        return Outcome(render.notice("That button does not match this question."), post_id)
+    now = clock.now()
+    values = _answer_row(post, question, member, now, choice=grade, correct=grade >= Rating.Good, points=0)
+    refused = await _record_once(session, values, question, [])
+    if refused is not None:
+        return refused
+    due = await srs.review(session, member.id, question.id, Rating(grade), now)
+    await _close(session, post.id, now)
+    post = replace(post, closed_at=now)
+    label = dict((g, lbl) for g, lbl, _ in render.GRADES)[grade]
+    reply = render.notice(f"Saved: **{label}**. You will see this card again {_in_words(due - now)}.")
+    if post.quiz_id is not None:
+        from bot.core.play.quizzes import after_answer
+
+        await after_answer(session, post, reply)
+    return Outcome(reply, post.id, recorded=True)
+
+
+def _in_words(delta: object) -> str:
+    seconds = int(delta.total_seconds())  # type: ignore[attr-defined]
+    if seconds < 3600:
+        return f"in {max(1, seconds // 60)} min"
+    if seconds < 86400 * 2:
+        return f"in {seconds // 3600} h"
+    return f"in {seconds // 86400} days"

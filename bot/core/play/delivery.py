@@ -1,0 +1,60 @@
+"""Posts that must reach a channel exactly once: a key per post, and a look before re-sending.
+
+A sender that dies (or times out) after the platform accepted a post cannot know whether it
+landed. So a post that must not repeat is sent tagged with an idempotency key derived from its
+claim (Discord: ``nonce`` with ``enforce_nonce``; Slack: message ``metadata``), and before any
+re-send the channel is searched for that key. An adapter offers this by implementing
+``publish_once`` and ``find_sent``; ``LookupUnavailableError`` means it cannot tell (e.g. a
+missing Slack history scope), and then the caller must not send again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from bot.core.model.identity import Where
+from bot.core.model.messages import Message
+
+KEY_PREFIX = "tdpost"  # Discord nonces are at most 25 characters
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One post that must appear once; ``since`` bounds the search (the post's creation)."""
+
+    post_id: int
+    since: datetime
+
+    @property
+    def key(self) -> str:
+        return f"{KEY_PREFIX}{self.post_id}"
+
+
+class LookupUnavailableError(RuntimeError):
+    """The platform cannot tell us whether the post is already in the channel."""
+
+
+class OncePublisher(Protocol):
+    async def publish_once(self, where: Where, message: Message, delivery: Delivery) -> str:
+        """Post tagged with ``delivery.key`` (the platform drops a duplicate where it can)."""
+        ...
+
+    async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
+        """The ref of our message carrying ``delivery`` posted since ``delivery.since``."""
+        ...
+
+
+async def publish_once(publisher: object, where: Where, message: Message, delivery: Delivery) -> str:
+    """Keyed send where the publisher supports it; a plain publish otherwise (console, tests)."""
+    method = getattr(publisher, "publish_once", None)
+    if method is None:
+        return await publisher.publish(where, message)  # type: ignore[attr-defined,no-any-return]
+    return await method(where, message, delivery)  # type: ignore[no-any-return]
+
+
+async def find_sent(publisher: object, where: Where, delivery: Delivery) -> str | None:
+    """None when nothing is found, or when the publisher cannot look (one process, no peers)."""
+    method = getattr(publisher, "find_sent", None)
+    return None if method is None else await method(where, delivery)  # type: ignore[no-any-return]

@@ -1,0 +1,274 @@
+"""Posts: a question delivered somewhere, its public view, and its reveal (results + streaks)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.core.content.bank import Kind, Library, Question
+from bot.core.model.clock import Clock, as_utc
+from bot.core.model.kinds import CHANNEL_KINDS, PostKind
+from bot.core.model.messages import Message
+from bot.core.play.selection import shuffled_order
+from bot.core.progress.scoring import StreakState, settle_streak
+from bot.core.render import RevealFacts, question_message, reveal_message
+from bot.storage.db import core_connection
+from bot.storage.models import Answer, Channel, Member, Post, Streak
+from bot.storage.scores import credit_post
+
+
+@dataclass(frozen=True)
+class PostSnapshot:
+    """A post plus its channel's settings, read in one Core query on the hot answer path."""
+
+    id: int
+    kind: str
+    question_id: str
+    choice_order: str
+    channel_id: int | None
+    member_id: int | None
+    quiz_id: int | None
+    opened_at: datetime
+    closes_at: datetime | None
+    closed_at: datetime | None
+    platform_ref: str | None
+    channel_tz: str | None
+    speed_bonus: bool
+
+
+# What the rules read from a post: the ORM row, or the snapshot of the hot answer path.
+PostLike = Post | PostSnapshot
+
+
+_SNAPSHOT_QUERY = (
+    select(
+        *(Post.__table__.c[f] for f in (
+            "id", "kind", "question_id", "choice_order", "channel_id", "member_id", "quiz_id",
+            "opened_at", "closes_at", "closed_at", "platform_ref",
+        )),
+        Channel.__table__.c.timezone.label("channel_tz"),
+        Channel.__table__.c.speed_bonus,
+    )
+    .select_from(Post.__table__.outerjoin(Channel.__table__, Channel.id == Post.channel_id))
+    .where(Post.__table__.c.id == bindparam("post_id"))
+)
+
+
+async def load_snapshot(session: AsyncSession, post_id: int) -> PostSnapshot | None:
+    conn = await core_connection(session)
+    row = (await conn.execute(_SNAPSHOT_QUERY, {"post_id": post_id})).first()
+    if row is None:
+        return None
+    data = dict(row._mapping)
+    data["speed_bonus"] = bool(data["speed_bonus"])
+    return PostSnapshot(**data)
+
+
+class QuestionGoneError(LookupError):
+    """A post refers to a question that was removed from the banks."""
+
+
+def order_of(post: PostLike) -> list[int]:
+    return [int(x) for x in post.choice_order.split(",")] if post.choice_order else []
+
+
+def is_closed(post: PostLike, now: datetime) -> bool:
+    if post.closed_at is not None:
+        return True
+    return post.closes_at is not None and as_utc(post.closes_at) <= now
+
+
+def question_of(library: Library, post: PostLike) -> Question:
+    question = library.get(post.question_id)
+    if question is None:
+        raise QuestionGoneError(
+            f"question {post.question_id!r} is no longer in the question banks"
+        )
+    return question
+
+
+async def create_post(
+    session: AsyncSession,
+    question: Question,
+    *,
+    kind: str,
+    now: datetime,
+    channel_id: int | None = None,
+    member_id: int | None = None,
+    closes_at: datetime | None = None,
+    round_id: int | None = None,
+    quiz_id: int | None = None,
+    local_date: object = None,
+    rng: random.Random | None = None,
+) -> Post:
+    order = shuffled_order(question, rng) if question.kind is Kind.MCQ else []
+    post = Post(
+        kind=kind,
+        question_id=question.id,
+        choice_order=",".join(map(str, order)),
+        channel_id=channel_id,
+        member_id=member_id,
+        round_id=round_id,
+        quiz_id=quiz_id,
+        local_date=local_date,
+        opened_at=now,
+        closes_at=closes_at,
+        settled=False,
+    )
+    session.add(post)
+    await session.flush()
+    return post
+
+
+async def answer_count(session: AsyncSession, post_id: int) -> int:
+    conn = await core_connection(session)
+    return (await conn.execute(_COUNT_QUERY, {"post_id": post_id})).scalar() or 0
+
+
+_COUNT_QUERY = (
+    select(func.count()).select_from(Answer.__table__).where(Answer.__table__.c.post_id == bindparam("post_id"))
+)
+
+
+def closes_text(post: PostLike, channel_tz: str | None = None) -> str | None:
+    if post.closes_at is None:
+        return None
+    when = as_utc(post.closes_at)
+    if channel_tz:
+        local = when.astimezone(ZoneInfo(channel_tz))
+        return f"at {local:%H:%M} {local.tzname()}"
+    return f"at {when:%H:%M} UTC"
+
+
+async def snapshot_view(
+    session: AsyncSession, library: Library, snap: PostSnapshot, *, answered: int | None = None
+) -> Message:
+    """The message everyone sees before the reveal: the question and how many answered."""
+    return question_message(
+        snap.id,
+        question_of(library, snap),
+        order_of(snap),
+        kind=snap.kind,
+        answered=await answer_count(session, snap.id) if answered is None else answered,
+        closes=closes_text(snap, snap.channel_tz),
+    )
+
+
+async def public_view(session: AsyncSession, library: Library, post: PostLike) -> Message:
+    snap = await load_snapshot(session, post.id)
+    if snap is None:
+        raise LookupError(f"post {post.id} does not exist")
+    return await snapshot_view(session, library, snap)
+
+
+async def reveal_facts(session: AsyncSession, post: Post, question: Question) -> RevealFacts:
+    order = order_of(post)
+    by_choice = dict(
+        (
+            await session.execute(
+                select(Answer.choice, func.count()).where(Answer.post_id == post.id).group_by(Answer.choice)
+            )
+        ).all()
+    )
+    counts = [by_choice.get(orig, 0) for orig in order]
+    fastest_row = (
+        await session.execute(
+            select(Member.display_name, Answer.response_ms)
+            .join(Member, Member.id == Answer.member_id)
+            .where(Answer.post_id == post.id, Answer.correct.is_(True))
+            .order_by(Answer.response_ms, Answer.id)
+            .limit(1)
+        )
+    ).first()
+    total = sum(by_choice.values())
+    correct = by_choice.get(question.answer_index, 0) if question.kind is Kind.MCQ else 0
+    return RevealFacts(counts, total, correct, tuple(fastest_row) if fastest_row else None)
+
+
+async def settle_streaks(session: AsyncSession, post: Post) -> None:
+    """Update every affected member's daily streak in the channel, once per post."""
+    if post.settled or post.kind != PostKind.DAILY or post.channel_id is None:
+        return
+    previous_id = await session.scalar(
+        select(func.max(Post.id)).where(
+            Post.channel_id == post.channel_id, Post.kind == PostKind.DAILY, Post.id < post.id
+        )
+    )
+    answers = dict(
+        (await session.execute(select(Answer.member_id, Answer.correct).where(Answer.post_id == post.id))).all()
+    )
+    rows = {
+        row.member_id: row
+        for row in await session.scalars(
+            select(Streak).where(Streak.channel_id == post.channel_id)
+        )
+    }
+    for member_id in set(answers) | {m for m, r in rows.items() if r.current > 0}:
+        row = rows.get(member_id)
+        state = StreakState(row.current, row.best, row.last_post_id) if row else StreakState()
+        new = settle_streak(
+            state, post_id=post.id, previous_post_id=previous_id, correct=bool(answers.get(member_id))
+        )
+        if row is None:
+            session.add(
+                Streak(
+                    member_id=member_id,
+                    channel_id=post.channel_id,
+                    current=new.current,
+                    best=new.best,
+                    last_post_id=new.last_post_id,
+                )
+            )
+        else:
+            row.current, row.best, row.last_post_id = new.current, new.best, new.last_post_id
+    post.settled = True
+
+
+@dataclass
+class Revealed:
+    post_id: int
+    message: Message
+    platform_ref: str | None
+    channel_pk: int | None
+    first_time: bool
+
+
+async def reveal(session: AsyncSession, library: Library, clock: Clock, post_id: int) -> Revealed:
+    """Close a post and publish its results; safe to call again (same results, no re-settling)."""
+    post = await session.get(Post, post_id, with_for_update=True)
+    if post is None:
+        raise LookupError(f"post {post_id} does not exist")
+    first_time = post.closed_at is None or not post.settled
+    if post.closed_at is None:
+        post.closed_at = clock.now()
+        await credit_post(session, post.id)  # its points reach the boards now
+    question = question_of(library, post)
+    await settle_streaks(session, post)
+    post.settled = True
+    facts = await reveal_facts(session, post, question)
+    message = reveal_message(post.id, question, order_of(post), facts, kind=post.kind)
+    return Revealed(post.id, message, post.platform_ref, post.channel_id, first_time)
+
+
+async def due_reveals(session: AsyncSession, now: datetime) -> list[int]:
+    """Channel posts whose reveal time has passed but that are not revealed yet."""
+    rows = await session.scalars(
+        select(Post.id).where(
+            Post.kind.in_(CHANNEL_KINDS),
+            Post.settled.is_(False),
+            Post.closes_at.is_not(None),
+            Post.closes_at <= now,
+        )
+    )
+    return list(rows)
+
+
+def window(post: PostLike, default: timedelta = timedelta(hours=12)) -> timedelta:
+    if post.closes_at is None:
+        return default
+    return as_utc(post.closes_at) - as_utc(post.opened_at)

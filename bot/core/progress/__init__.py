@@ -1,0 +1,1 @@
+"""Progress: see README's architecture section."""
