@@ -151,8 +151,9 @@ async def test_board_chart_counts_only_revealed_points(drill, publisher) -> None
 async def test_group_stats_compare_the_group_with_its_channel(drill, publisher) -> None:
     await drill.boards.group(who(1), "create", "Owls")
     await answer(drill, publisher, {1: True, 2: False})
+    await answer(drill, publisher, {1: False, 2: True}, reveal=False)  # open: its picks stay private
     msg = await drill.boards.group_stats(who(1), HERE, "owls")
     [png] = msg.attachments
     assert png.filename == "group.png"
     assert "group 100% vs this channel 50%" in msg.plain()
-    assert "Player 1 1 answers" in msg.plain()
+    assert "Player 1 2 answers" in msg.plain()  # activity shows answering, not what was picked

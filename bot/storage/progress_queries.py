@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import case, func, select
+from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.storage.models import Answer, GroupMember, Member, Post, SrsCard
+
+
+def on_open_question() -> ColumnElement[bool]:
+    """The answer belongs to a channel question not revealed yet: its pick stays private."""
+    open_posts = select(Post.id).where(Post.closed_at.is_(None), Post.channel_id.is_not(None))
+    return Answer.post_id.in_(open_posts)
 
 
 async def answer_times(session: AsyncSession, member_ids: list[int], since: datetime) -> list[tuple[int, datetime]]:
@@ -25,8 +31,7 @@ async def settled_points(
     """Points of answers whose post is revealed: an open question shows nothing on a board."""
     query = (
         select(Answer.member_id, Answer.answered_at, Answer.points)
-        .join(Post, Post.id == Answer.post_id)
-        .where(Answer.member_id.in_(member_ids), Answer.points > 0, Post.settled.is_(True))
+        .where(Answer.member_id.in_(member_ids), Answer.points > 0, ~on_open_question())
     )
     if since is not None:
         query = query.where(Answer.answered_at >= since)
@@ -45,7 +50,11 @@ async def cards_of(session: AsyncSession, member_id: int) -> list[tuple[str, str
 async def topic_accuracy(
     session: AsyncSession, *, member_ids: list[int] | None = None, channel_id: int | None = None
 ) -> dict[str, float]:
-    query = select(Answer.topic, func.sum(case((Answer.correct, 1), else_=0)), func.count()).group_by(Answer.topic)
+    query = (
+        select(Answer.topic, func.sum(case((Answer.correct, 1), else_=0)), func.count())
+        .where(~on_open_question())  # an open question's picks are nobody's business yet
+        .group_by(Answer.topic)
+    )
     if member_ids is not None:
         query = query.where(Answer.member_id.in_(member_ids))
     if channel_id is not None:

@@ -10,18 +10,14 @@ from dataclasses import dataclass
 
 from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.elements import ColumnElement
 
 from bot.core.content.bank import Library
-from bot.storage.models import Answer, Post, Streak
+from bot.storage.models import Answer, Streak
+from bot.storage.progress_queries import on_open_question
 
 MIN_ANSWERS_FOR_WEAK = 2
 
 
-def _pending() -> ColumnElement[bool]:
-    """The answer belongs to a channel question not revealed yet."""
-    open_posts = select(Post.id).where(Post.closed_at.is_(None), Post.channel_id.is_not(None))
-    return Answer.post_id.in_(open_posts)
 
 
 @dataclass(frozen=True)
@@ -63,7 +59,7 @@ class MemberStats:
 async def topic_accuracy(session: AsyncSession, member_id: int) -> dict[str, tuple[float, int]]:
     rows = await session.execute(
         select(Answer.topic, func.sum(case((Answer.correct, 1), else_=0)), func.count())
-        .where(Answer.member_id == member_id, ~_pending())
+        .where(Answer.member_id == member_id, ~on_open_question())
         .group_by(Answer.topic)
     )
     return {topic: (int(c or 0) / n, n) for topic, c, n in rows}
@@ -74,7 +70,7 @@ async def member_stats(
 ) -> MemberStats:
     rows = (
         await session.execute(
-            select(Answer.question_id, Answer.topic, Answer.correct, _pending())
+            select(Answer.question_id, Answer.topic, Answer.correct, on_open_question())
             .where(Answer.member_id == member_id)
             .order_by(Answer.answered_at, Answer.id)
         )
