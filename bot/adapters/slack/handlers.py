@@ -138,7 +138,7 @@ class Handlers:
                 channel = str(opened["channel"]["id"])
             else:
                 channel = where.channel_id
-            await self.publisher.inner.upload(Ref(channel, ""), message)
+            await self.publisher.inner.upload_to(channel, message)
         except SlackApiError as exc:
             log.warning("could not attach %d file(s): %s", len(message.attachments), exc.response.get("error"))
 

@@ -150,9 +150,13 @@ class SlackPublisher:
 
     async def upload(self, ref: Ref, message: Message) -> None:
         """Full outputs go next to the message (same thread) as files."""
+        await self.upload_to(ref.channel, message, thread_ts=ref.root if ref.thread_ts else None)
+
+    async def upload_to(self, channel: str, message: Message, *, thread_ts: str | None = None) -> None:
+        """The message's attachments as files in ``channel`` (a thread when ``thread_ts``)."""
         await self.client.files_upload_v2(
-            channel=ref.channel,
-            thread_ts=ref.root if ref.thread_ts else None,
+            channel=channel,
+            thread_ts=thread_ts,
             file_uploads=[{"content": a.content, "filename": a.filename, "title": a.filename,
                            **({"alt_txt": a.description} if a.description else {})}
                           for a in message.attachments],
