@@ -238,19 +238,8 @@ def test_stats_report_balance_and_the_library_targets(tmp_path: Path) -> None:
     assert re.search(r"executable MCQs >= 120\s*│\s*0\s*│\s*NO", out), out
 
 
-# The two original MCQ banks still lack their per-distractor why_nots and rebalanced choices
-# (issue 15, open): they are the only banks allowed errors, and only of those kinds, so any
-# other bank breaking a rule still fails here. Remove a bank from this list once it is fixed.
-PENDING_BANKS = ("drill-mcq.yaml",)
-PENDING_KINDS = ("has no why_not", "strictly the longest choice", "keys average",
-                 "absolute words only in distractors", "outside backticks", "unpaired **",
-                 "prompt is", "says 'the source'")
-
-
 def test_the_real_banks_follow_the_rules() -> None:
     """The shipped banks: no errors (warnings are listed by `content check` for writers)."""
     library = load_library()
     errors = [str(p) for p in [*library.problems, *lint_library(library)] if not p.warning]
-    pending = [e for e in errors if any(f"/{bank}:" in e for bank in PENDING_BANKS)]
-    assert [e for e in errors if e not in pending] == []
-    assert [e for e in pending if not any(kind in e for kind in PENDING_KINDS)] == []
+    assert errors == []
