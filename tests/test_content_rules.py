@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.core.content.bank import load_library
+from bot.core.content.bank import load_library, twin_groups
 from bot.core.content.lint import bank_figures, lint_library, markdown_problems
 
 PROBLEM_RE = re.compile(r"^(?P<path>.+?\.yaml):(?P<line>\d+): (?P<warning>warning: )?(?P<message>.+)$")
@@ -243,3 +243,33 @@ def test_the_real_banks_follow_the_rules() -> None:
     library = load_library()
     errors = [str(p) for p in [*library.problems, *lint_library(library)] if not p.warning]
     assert errors == []
+
+
+# Same question asked twice: a deep dive and its interview-48 counterpart (issue 15 counted 19).
+DEEP_DIVE_TWINS = {
+    "dd-no-grad-vs-detach": "iq-no-grad-vs-detach", "dd-device-placement": "iq-device-placement",
+    "dd-training-loop-steps": "iq-training-loop", "dd-lr-schedulers": "iq-lr-schedulers",
+    "dd-views-strides-contiguous": "iq-view-reshape-contiguous", "dd-broadcasting": "iq-broadcasting",
+    "dd-nn-module-anatomy": "iq-nn-module", "dd-autograd-dynamic-graph": "iq-computation-graph",
+    "dd-dataset-dataloader": "iq-dataset-dataloader",
+    "dd-saving-loading-checkpoints": "iq-save-load-checkpoints",
+    "dd-mixed-precision-amp": "iq-mixed-precision", "dd-torch-compile": "iq-torch-compile",
+    "dd-export-deployment": "iq-deployment-export", "dd-gradient-accumulation": "iq-gradient-accumulation",
+    "dd-weight-initialization": "iq-weight-init", "dd-sgd-adam-adamw": "iq-optimizers",
+    "dd-reproducibility-seeding": "iq-reproducibility", "dd-tensor-creation-dtypes": "iq-tensor-dtypes",
+    "dd-pytorch-vs-tensorflow": "iq-what-is-pytorch",
+}
+
+
+def test_deep_dives_and_their_interview_twins_are_one_question_to_selection() -> None:
+    library = load_library()
+    groups = twin_groups(library.questions)
+    assert [(dd, iq) for dd, iq in DEEP_DIVE_TWINS.items() if iq not in groups.get(dd, ())] == []
+    # the no_grad / detach / eval triple is one group
+    assert {"dd-no-grad-vs-detach", "iq-no-grad-vs-detach", "mcq-no-grad-vs-eval"} <= groups["dd-no-grad-vs-detach"]
+
+
+def test_lessons_show_no_process_exit_workarounds() -> None:
+    """Members read every snippet: no ``os._exit`` hacks in what they are taught."""
+    library = load_library()
+    assert [q.id for q in library.questions for s in q.code if "os._exit" in s.code] == []
