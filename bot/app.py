@@ -26,6 +26,7 @@ from bot.core.play.daily import DailyPosting
 from bot.core.play.delivery import Delivery
 from bot.core.play.drill import Drill
 from bot.core.play.runs import RunDesk
+from bot.core.play.weekly import WeeklyPosting
 from bot.scheduler import DailyScheduler
 from bot.storage.db import Database
 
@@ -168,7 +169,7 @@ async def build_app(
     drill = Drill(db, library, clock or SystemClock())
     publisher = RoutingPublisher()
     daily = DailyPosting(drill, publisher)
-    scheduler = DailyScheduler(daily)
+    scheduler = DailyScheduler(daily, weekly=WeeklyPosting(drill.db, drill.clock, publisher))
     daily.on_change = scheduler.rebuild
     return App(settings, db, library, drill, publisher, daily, scheduler, with_runner=with_runner)
 

@@ -16,6 +16,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.core.play.daily import DailyPosting, ScheduleView, all_schedules
+from bot.core.play.weekly import WeeklyKind, WeeklyPosting
 
 log = logging.getLogger(__name__)
 
@@ -31,9 +32,17 @@ def cron_for(view: ScheduleView) -> CronTrigger:
     )
 
 
+def weekly_cron(spec: str, timezone: str) -> CronTrigger:
+    day, hhmm = spec.split()
+    hour, minute = hhmm.split(":")
+    return CronTrigger(day_of_week=day, hour=int(hour), minute=int(minute), timezone=timezone)
+
+
 class DailyScheduler:
-    def __init__(self, daily: DailyPosting, *, tick_seconds: int = TICK_SECONDS) -> None:
+    def __init__(self, daily: DailyPosting, *, weekly: WeeklyPosting | None = None,
+                 tick_seconds: int = TICK_SECONDS) -> None:
         self.daily = daily
+        self.weekly = weekly
         self.tick_seconds = tick_seconds
         self.scheduler = AsyncIOScheduler(
             timezone="UTC",
@@ -44,6 +53,9 @@ class DailyScheduler:
     async def start(self) -> None:
         await self.daily.recover_unsent()
         await self.daily.catch_up()
+        if self.weekly is not None:
+            await self.weekly.recover_unsent()
+            await self.weekly.catch_up()
         await self.daily.drill.recover(self.daily.publisher)
         await self.rebuild()
         self.scheduler.add_job(
@@ -58,13 +70,22 @@ class DailyScheduler:
     async def rebuild(self) -> None:
         views = await all_schedules(self.daily.db)
         wanted = {f"daily:{v.channel_pk}": v for v in views if not v.paused}
+        weekly = {f"weekly:{v.channel_pk}": v for v in views
+                  if self.weekly is not None and not v.paused and v.challenge_at}
         for job in self.scheduler.get_jobs():
-            if job.id.startswith("daily:") and job.id not in wanted:
+            if job.id.split(":")[0] in ("daily", "weekly") and job.id not in {**wanted, **weekly}:
                 job.remove()
         for job_id, view in wanted.items():
             self.scheduler.add_job(
                 self.daily.fire, cron_for(view), args=[view.channel_pk], id=job_id,
                 replace_existing=True, name=f"daily post {view.where.platform}:{view.where.channel_id}",
+            )
+        for job_id, view in weekly.items():
+            assert self.weekly is not None and view.challenge_at
+            self.scheduler.add_job(
+                self.weekly.fire, weekly_cron(view.challenge_at, view.timezone),
+                args=[view.channel_pk, WeeklyKind.CHALLENGE], id=job_id, replace_existing=True,
+                name=f"weekly challenge {view.where.platform}:{view.where.channel_id}",
             )
         self._signature = tuple(sorted((v.channel_pk, repr(v)) for v in views))
         log.info("daily schedules loaded", extra={"channels": len(wanted)})
@@ -74,6 +95,9 @@ class DailyScheduler:
         try:
             await self.daily.drill.reveal_due(self.daily.publisher)
             await self.daily.recover_unsent()
+            if self.weekly is not None:
+                await self.weekly.recover_unsent()
+                await self.weekly.close_due()
             views = await all_schedules(self.daily.db)
             if tuple(sorted((v.channel_pk, repr(v)) for v in views)) != self._signature:
                 await self.rebuild()

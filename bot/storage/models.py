@@ -88,6 +88,9 @@ class Schedule(Base):
     reveal_after_minutes: Mapped[int] = mapped_column(Integer, default=720)
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     updated_at: Mapped[datetime]
+    # Weekly posts in the schedule's timezone, "mon 09:00"; None = off (bot.core.play.weekly)
+    challenge_at: Mapped[str | None] = mapped_column(String(16))
+    digest_at: Mapped[str | None] = mapped_column(String(16))
 
 
 class Round(Base):
@@ -154,6 +157,27 @@ class DailyClaim(Base):
     claimed_by: Mapped[str] = mapped_column(String(64))
     post_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
     sent_at: Mapped[datetime | None]
+
+
+class WeeklyClaim(Base):
+    """Exactly-once weekly posts: whoever inserts (channel, kind, week) first posts.
+
+    ``item`` is what the week's post shows (a challenge id); ``closed_at`` is set once its
+    thread got the closing summary, so that also happens once."""
+
+    __tablename__ = "weekly_claims"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    week_start: Mapped[date] = mapped_column(Date)  # local Monday of the week it belongs to
+    claimed_at: Mapped[datetime]
+    claimed_by: Mapped[str] = mapped_column(String(64))
+    item: Mapped[str | None] = mapped_column(String(64))
+    opened_at: Mapped[datetime | None]  # when the post was first built (bounds a channel search)
+    sent_at: Mapped[datetime | None]
+    platform_ref: Mapped[str | None] = mapped_column(String(128))
+    closed_at: Mapped[datetime | None]
+    __table_args__ = (UniqueConstraint("channel_id", "kind", "week_start"),)
 
 
 class Answer(Base):

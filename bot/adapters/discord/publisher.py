@@ -57,7 +57,7 @@ def carries(found: discord.Message, delivery: Delivery) -> bool:
     for row in found.components:
         for item in getattr(row, "children", []):
             try:
-                if decode(getattr(item, "custom_id", None) or "").post_id == delivery.post_id:
+                if delivery.named_by(decode(getattr(item, "custom_id", None) or "")):
                     return True
             except BadActionError:
                 continue

@@ -167,7 +167,9 @@ def _names(metadata: Any, delivery: Delivery) -> bool:
     if not isinstance(metadata, dict) or metadata.get("event_type") != METADATA_EVENT:
         return False
     payload = metadata.get("event_payload") or {}
-    return str(payload.get("post_id")) == str(delivery.post_id)
+    if payload.get("key") is not None:
+        return str(payload["key"]) == delivery.key
+    return delivery.is_question and str(payload.get("post_id")) == str(delivery.post_id)
 
 
 def _describe(exc: Exception) -> str:

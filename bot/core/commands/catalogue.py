@@ -99,6 +99,7 @@ CHALLENGE_ACTIONS = (
     Choice("hint", "the next hint for your open problem"),
     Choice("board", "the challenges board of this {workspace}"),
     Choice("mine", "your solved problems per topic"),
+    Choice("week", "this channel's weekly challenge"),
 )
 
 CATALOGUE: tuple[Command, ...] = (
@@ -165,6 +166,13 @@ CATALOGUE: tuple[Command, ...] = (
             Command("resume", "Resume the daily question in this channel"),
             Command("now", "Post today's question now"),
             Command("status", "Show this channel's daily schedule"),
+            Command(
+                "challenge", "Post a coding challenge here every week (or day:off)",
+                options=(
+                    Option("day", OptionType.WORD, "mon … sun, or off", required=True),
+                    Option("time", OptionType.WORD, "HH:MM, in the daily schedule's timezone"),
+                ),
+            ),
         ),
         help="the channel's daily question (admins)",
     ),
@@ -176,7 +184,7 @@ CATALOGUE: tuple[Command, ...] = (
     Command(
         "challenge", "A graded PyTorch coding problem, judged in the sandbox",
         options=(
-            Option("action", OptionType.CHOICE, "new, hint, board or mine", default="new",
+            Option("action", OptionType.CHOICE, "new, hint, board, mine or week", default="new",
                    choices=CHALLENGE_ACTIONS),
             TOPIC,
             Option("difficulty", OptionType.INT, "1 easy, 2 medium, 3 hard", minimum=1, maximum=3),

@@ -16,20 +16,23 @@ from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Catalogue, Command
 from bot.core.commands.grammar import OptionError, Request, parse, resolve, validate
 from bot.core.commands.help import help_message
+from bot.core.model.actions import BadActionError, Verb, decode
 from bot.core.model.identity import Where, Who
 from bot.core.model.messages import Message
 from bot.core.model.publisher import Publisher
 from bot.core.model.tasks import BackgroundTasks
 from bot.core.model.topics import TOPICS
+from bot.core.play.answers import Outcome
 from bot.core.play.challenge_desk import KIND as CHALLENGE_KIND
 from bot.core.play.challenge_desk import SUBMISSION_MAX, ChallengeDesk
 from bot.core.play.drill import Drill
 from bot.core.play.runs import clean_code
 from bot.core.play.user_errors import USER_ERRORS
+from bot.core.play.weekly import NO_WEEKLY as WEEKLY_NONE
+from bot.core.play.weekly import WeeklyKind, WeeklyPosting
 from bot.observability.metrics import observe_interaction
 
 if TYPE_CHECKING:
-    from bot.core.play.answers import Outcome
     from bot.core.play.daily import DailyPosting
     from bot.core.play.runs import RunDesk
 
@@ -114,10 +117,12 @@ class CommandDesk:
             "stats": self._stats, "leaderboard": self._leaderboard, "group": self._group,
             "daily schedule": self._daily_schedule, "daily pause": self._daily_pause,
             "daily resume": self._daily_resume, "daily now": self._daily_now,
-            "daily status": self._daily_status, "help": self._help,
+            "daily status": self._daily_status, "daily challenge": self._daily_challenge,
+            "help": self._help,
             "challenge": self._challenge,
         }
         self.challenges = ChallengeDesk(drill.db, drill.clock)
+        self.weekly = WeeklyPosting(drill.db, drill.clock, publisher, on_change=daily.changed)
 
     # ---- entry points --------------------------------------------------------------------
     # Adapters call ``prepare_*`` before they acknowledge the platform and ``Pending.finish``
@@ -204,6 +209,16 @@ class CommandDesk:
 
     async def press(self, who: Who, action_id: str) -> Outcome:
         """A button click; the core decides what it means (or that it is not ours)."""
+        try:
+            action = decode(action_id)
+        except BadActionError:
+            action = None
+        if action is not None and action.verb is Verb.TAKE:
+            item = await self.weekly.item_of(action.post_id)
+            if item is None:
+                return Outcome(replies.notice(WEEKLY_NONE))
+            how = "`/submit` to submit your solution; `/challenge hint` for a hint"
+            return Outcome(await self.challenges.open_id(who, item, how))
         return await self.drill.handle_action(who, action_id)
 
     def command(self, name: str) -> Command | None:
@@ -307,10 +322,15 @@ class CommandDesk:
             return await self.challenges.board(who.platform, who.workspace, caller.words.workspace)
         if action == "mine":
             return await self.challenges.mine(who)
+        how = (f"`{caller.words.command('submit')}` to submit your solution; "
+               f"`{caller.words.command('challenge')} hint` for a hint")
+        if action == "week":
+            item = await self.weekly.current_item(caller.where)
+            if item is None:
+                return replies.notice(WEEKLY_NONE)
+            return await self.challenges.open_id(who, item, how)
         return await self.challenges.open(
-            who, r.values["topic"], r.values["difficulty"],  # type: ignore[arg-type]
-            f"`{caller.words.command('submit')}` to submit your solution; "
-            f"`{caller.words.command('challenge')} hint` for a hint")
+            who, r.values["topic"], r.values["difficulty"], how)  # type: ignore[arg-type]
 
     async def _quiz(self, caller: Caller, r: Request) -> Message:
         v = r.values
@@ -380,6 +400,11 @@ class CommandDesk:
     async def _daily_status(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
         return await self.daily.status(caller.where)
+
+    async def _daily_challenge(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        return await self.weekly.set_weekly(caller.where, WeeklyKind.CHALLENGE, r.values["day"],  # type: ignore[arg-type]
+                                            r.values["time"])  # type: ignore[arg-type]
 
     async def _help(self, caller: Caller, r: Request) -> Message:
         return help_message(caller.words, self.catalogue)

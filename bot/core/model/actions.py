@@ -18,6 +18,7 @@ class Verb(StrEnum):
     GRADE = "g"  # self-grade a flashcard 1..4 (Again, Hard, Good, Easy)
     NEXT = "n"  # next question of a quiz or review
     STOP = "x"  # stop a quiz or review
+    TAKE = "w"  # take the weekly challenge; <post id> is then the weekly claim's id
 
 
 @dataclass(frozen=True)

@@ -144,13 +144,27 @@ class ChallengeDesk:
                     ChallengeProgress.member_id == me.id, ChallengeProgress.solved_at.is_not(None))))
             fresh = [c for c in pool if c.id not in solved] or pool
             pick = self.rng.choice(fresh)
-            now = self.clock.now()
-            insert = dialect_insert(session, ChallengeProgress).values(
-                member_id=me.id, challenge_id=pick.id, workspace_id=me.workspace_id, topic=pick.topic,
-                opened_at=now, hints_shown=0, attempts=0, points=0)
-            await session.execute(insert.on_conflict_do_update(
-                index_elements=["member_id", "challenge_id"], set_={"opened_at": now}))
+            await self._make_current(session, me.id, me.workspace_id, pick)
         return challenge_message(pick, submit_how)
+
+    async def open_id(self, who: Who, challenge_id: str, submit_how: str) -> Message:
+        """Open a named problem (the channel's weekly challenge) as the member's current one."""
+        pick = self.bank.get(challenge_id)
+        if pick is None:
+            return render.notice(NO_MATCH.format(what=f"id {challenge_id}"))
+        async with self.db.write() as session:
+            me = await member_ref(session, who, self.clock)
+            await self._make_current(session, me.id, me.workspace_id, pick)
+        return challenge_message(pick, submit_how)
+
+    async def _make_current(self, session, member_id: int, workspace_id: int,  # noqa: ANN001
+                            pick: Challenge) -> None:
+        now = self.clock.now()
+        insert = dialect_insert(session, ChallengeProgress).values(
+            member_id=member_id, challenge_id=pick.id, workspace_id=workspace_id, topic=pick.topic,
+            opened_at=now, hints_shown=0, attempts=0, points=0)
+        await session.execute(insert.on_conflict_do_update(
+            index_elements=["member_id", "challenge_id"], set_={"opened_at": now}))
 
     async def _current(self, session, member_id: int) -> ChallengeProgress | None:  # noqa: ANN001
         return await session.scalar(

@@ -115,6 +115,7 @@ class ScheduleView:
     topic: str | None
     reveal_after: timedelta
     paused: bool
+    challenge_at: str | None = None  # the weekly challenge, "mon 09:00" (bot.core.play.weekly)
 
     def fire_time_on(self, day: date) -> datetime:
         hour, minute = map(int, self.time_of_day.split(":"))
@@ -155,6 +156,7 @@ def _view(sched: Schedule, channel: Channel, ws: Workspace) -> ScheduleView:
         topic=sched.topic,
         reveal_after=timedelta(minutes=sched.reveal_after_minutes),
         paused=sched.paused,
+        challenge_at=sched.challenge_at,
     )
 
 
@@ -184,6 +186,9 @@ def describe(view: ScheduleView, now: datetime) -> str:
     if nxt and not view.paused:
         local = nxt.astimezone(ZoneInfo(view.timezone))
         text += f"\nNext question: {local:%a %d %b %H:%M} {local.tzname()}"
+    if view.challenge_at:
+        day, hhmm = view.challenge_at.split()
+        text += f"\nWeekly challenge: {day} {hhmm} {view.timezone}"
     return text
 
 
@@ -285,7 +290,8 @@ class DailyPosting:
     def db(self) -> Database:
         return self.drill.db
 
-    async def _changed(self) -> None:
+    async def changed(self) -> None:
+        """Tell the scheduler that a schedule changed (weekly options included)."""
         if self.on_change is not None:
             await self.on_change()
 
@@ -320,7 +326,7 @@ class DailyPosting:
                 .on_conflict_do_update(index_elements=["channel_id"], set_=values)
             )
             channel_pk = channel.id
-        await self._changed()
+        await self.changed()
         view = await schedule_of(self.db, channel_pk)
         assert view is not None
         return Message(title="Daily question scheduled").text(describe(view, now))
@@ -335,7 +341,7 @@ class DailyPosting:
             )
         if not result.rowcount:
             return render.notice("This channel has no daily schedule yet. Set one with /daily schedule.")
-        await self._changed()
+        await self.changed()
         return render.notice("Daily questions paused." if paused else "Daily questions resumed.")
 
     async def status(self, where: Where) -> Message:

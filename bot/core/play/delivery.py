@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from bot.core.model.actions import Action, Verb
 from bot.core.model.identity import Where
 from bot.core.model.messages import Message
 
 KEY_PREFIX = "tdpost"  # Discord nonces are at most 25 characters
+WEEKLY_PREFIX = "tdweek"  # weekly posts: ``post_id`` is then the weekly claim's id
 
 
 @dataclass(frozen=True)
@@ -26,10 +28,21 @@ class Delivery:
 
     post_id: int
     since: datetime
+    prefix: str = KEY_PREFIX
 
     @property
     def key(self) -> str:
-        return f"{KEY_PREFIX}{self.post_id}"
+        return f"{self.prefix}{self.post_id}"
+
+    @property
+    def is_question(self) -> bool:
+        """A question post (a weekly post's id is a weekly claim's, not a post's)."""
+        return self.prefix == KEY_PREFIX
+
+    def named_by(self, action: Action) -> bool:
+        """A button of the message names this delivery (history shows no nonces)."""
+        weekly_button = action.verb is Verb.TAKE
+        return action.post_id == self.post_id and weekly_button != self.is_question
 
 
 class LookupUnavailableError(RuntimeError):

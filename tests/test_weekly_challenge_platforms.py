@@ -1,0 +1,77 @@
+"""The weekly challenge through the real Discord and Slack publishers against the fakes: a
+sender frozen after the platform accepted the post is fenced out, and the replica that takes
+over finds the post by its key (Discord nonce, Slack metadata) instead of sending it again."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from bot.core.model.actions import Action, Verb
+from bot.core.model.clock import FakeClock
+from bot.core.model.identity import Who
+from bot.core.play.daily import CLAIM_LEASE
+from bot.core.play.weekly import WeeklyKind
+from bot.storage.models import WeeklyClaim
+from tests.daily_process import where_of
+from tests.test_exactly_once import (  # noqa: F401  (fixtures)
+    WAIT_S,
+    accepted,
+    channel_messages,
+    eventually,
+    fake,
+    hold_answer,
+    platform,
+    quick_backoff,
+    ref_of,
+    replica,
+    stop,
+)
+
+
+async def test_a_frozen_weekly_sender_is_fenced_out_and_the_post_found_not_repeated(db, fake):  # noqa: F811
+    clock = FakeClock(datetime.now(UTC))
+    a, b = await replica(db.url, fake, clock), await replica(db.url, fake, clock)
+    here = where_of(platform(fake))
+    weekly_a, weekly_b = a[0].scheduler.weekly, b[0].scheduler.weekly
+    assert weekly_a is not None and weekly_b is not None
+    gate = hold_answer(fake)
+    try:
+        await a[0].daily.set_schedule(here, at="09:00", timezone="UTC")
+        day = clock.now().strftime("%a").lower()
+        reply = await weekly_a.set_weekly(here, WeeklyKind.CHALLENGE, day, clock.now().strftime("%H:%M"))
+        assert "Weekly challenge:" in reply.plain()
+        async with a[0].db.read() as session:
+            from bot.storage.models import Schedule
+
+            channel_pk = (await session.scalars(select(Schedule.channel_id))).one()
+        sending = asyncio.create_task(weekly_a.fire(channel_pk))
+        await eventually(fake, lambda: accepted(fake))
+        clock.advance(seconds=CLAIM_LEASE.total_seconds() + 1)
+        [claim_id] = await weekly_b.recover_unsent()  # takes over, looks, finds A's message
+        gate.set()
+        assert await asyncio.wait_for(sending, WAIT_S) is None  # A's record is fenced out
+        [message] = channel_messages(fake)
+        text = str(message)
+        assert "Weekly challenge:" in text and "/challenge week" in text
+        async with b[0].db.read() as session:
+            row = await session.get(WeeklyClaim, claim_id)
+            assert row is not None and row.sent_at is not None
+            assert row.platform_ref == ref_of(fake, message) and row.claimed_by.startswith("2@")
+        assert await weekly_b.recover_unsent() == []
+        assert await weekly_b.fire(channel_pk) is None  # this week's is done
+        assert len(channel_messages(fake)) == 1
+        # a member presses "Take this challenge": the problem opens privately as their current one
+        who = Who(here.platform, here.workspace, "42", "Ada")
+        taken = await b[0].commands.press(who, Action(Verb.TAKE, claim_id).encode())
+        assert taken.reply.ephemeral
+        challenge = b[0].commands.challenges.bank.get(row.item or "")
+        assert challenge is not None and challenge.title in (taken.reply.title or "")
+        assert (await b[0].commands.challenges.current(who)) == challenge
+        gone = await b[0].commands.press(who, Action(Verb.TAKE, claim_id + 1000).encode())
+        assert "no weekly challenge" in gone.reply.plain()
+    finally:
+        gate.set()
+        await stop(a, b)
