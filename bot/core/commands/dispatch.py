@@ -24,7 +24,7 @@ from bot.core.model.tasks import BackgroundTasks
 from bot.core.model.topics import TOPICS
 from bot.core.play.answers import Outcome
 from bot.core.play.challenge_desk import KIND as CHALLENGE_KIND
-from bot.core.play.challenge_desk import SUBMISSION_MAX, ChallengeDesk
+from bot.core.play.challenge_desk import SUBMISSION_MAX, SUBMIT_HOW, ChallengeDesk
 from bot.core.play.drill import Drill
 from bot.core.play.runs import clean_code
 from bot.core.play.user_errors import USER_ERRORS
@@ -217,7 +217,8 @@ class CommandDesk:
             item = await self.weekly.item_of(action.post_id)
             if item is None:
                 return Outcome(replies.notice(WEEKLY_NONE))
-            how = "`/submit` to submit your solution; `/challenge hint` for a hint"
+            words = replies.Words()  # a button carries no platform words; both use these names
+            how = SUBMIT_HOW.format(submit=words.command("submit"), challenge=words.command("challenge"))
             return Outcome(await self.challenges.open_id(who, item, how))
         return await self.drill.handle_action(who, action_id)
 
@@ -322,8 +323,8 @@ class CommandDesk:
             return await self.challenges.board(who.platform, who.workspace, caller.words.workspace)
         if action == "mine":
             return await self.challenges.mine(who)
-        how = (f"`{caller.words.command('submit')}` to submit your solution; "
-               f"`{caller.words.command('challenge')} hint` for a hint")
+        how = SUBMIT_HOW.format(submit=caller.words.command("submit"),
+                                challenge=caller.words.command("challenge"))
         if action == "week":
             item = await self.weekly.current_item(caller.where)
             if item is None:

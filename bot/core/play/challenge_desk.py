@@ -46,6 +46,7 @@ NONE_OPEN = "You have no open challenge. Start one with {command}."
 NO_MATCH = "No challenge matches {what}."
 TOO_LONG = ("Your solution is {size:,} characters; submissions take at most {limit:,}. "
             "Trim comments or helper code and submit again.")
+SUBMIT_HOW = "`{submit}` to submit your solution; `{challenge} hint` for a hint"
 EMPTY = "There is no code to judge. Paste your solution (the stub filled in)."
 BOARD_SIZE = 10
 
