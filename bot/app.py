@@ -169,7 +169,8 @@ async def build_app(
     drill = Drill(db, library, clock or SystemClock())
     publisher = RoutingPublisher()
     daily = DailyPosting(drill, publisher)
-    scheduler = DailyScheduler(daily, weekly=WeeklyPosting(drill.db, drill.clock, publisher))
+    weekly = WeeklyPosting(drill.db, drill.clock, publisher, library=drill.library)
+    scheduler = DailyScheduler(daily, weekly=weekly)
     daily.on_change = scheduler.rebuild
     return App(settings, db, library, drill, publisher, daily, scheduler, with_runner=with_runner)
 

@@ -16,7 +16,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.core.play.daily import DailyPosting, ScheduleView, all_schedules
-from bot.core.play.weekly import WeeklyKind, WeeklyPosting
+from bot.core.play.weekly import WeeklyKind, WeeklyPosting, spec_of
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,8 @@ class DailyScheduler:
     async def rebuild(self) -> None:
         views = await all_schedules(self.daily.db)
         wanted = {f"daily:{v.channel_pk}": v for v in views if not v.paused}
-        weekly = {f"weekly:{v.channel_pk}": v for v in views
-                  if self.weekly is not None and not v.paused and v.challenge_at}
+        weekly = {f"weekly:{kind}:{v.channel_pk}": (v, kind, spec_of(v, kind)) for v in views
+                  for kind in WeeklyKind if self.weekly is not None and not v.paused and spec_of(v, kind)}
         for job in self.scheduler.get_jobs():
             if job.id.split(":")[0] in ("daily", "weekly") and job.id not in {**wanted, **weekly}:
                 job.remove()
@@ -80,12 +80,12 @@ class DailyScheduler:
                 self.daily.fire, cron_for(view), args=[view.channel_pk], id=job_id,
                 replace_existing=True, name=f"daily post {view.where.platform}:{view.where.channel_id}",
             )
-        for job_id, view in weekly.items():
-            assert self.weekly is not None and view.challenge_at
+        for job_id, (view, kind, spec) in weekly.items():
+            assert self.weekly is not None and spec
             self.scheduler.add_job(
-                self.weekly.fire, weekly_cron(view.challenge_at, view.timezone),
-                args=[view.channel_pk, WeeklyKind.CHALLENGE], id=job_id, replace_existing=True,
-                name=f"weekly challenge {view.where.platform}:{view.where.channel_id}",
+                self.weekly.fire, weekly_cron(spec, view.timezone),
+                args=[view.channel_pk, kind], id=job_id, replace_existing=True,
+                name=f"weekly {kind} {view.where.platform}:{view.where.channel_id}",
             )
         self._signature = tuple(sorted((v.channel_pk, repr(v)) for v in views))
         log.info("daily schedules loaded", extra={"channels": len(wanted)})

@@ -224,11 +224,11 @@ async def test_scheduler_runs_a_weekly_job_and_drops_it_when_turned_off(drill, p
     weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
     scheduler = DailyScheduler(daily, weekly=weekly)
     await scheduler.rebuild()
-    job = scheduler.scheduler.get_job(f"weekly:{await _channel_pk(drill)}")
+    job = scheduler.scheduler.get_job(f"weekly:challenge:{await _channel_pk(drill)}")
     assert job is not None and str(job.trigger).startswith("cron[day_of_week='wed', hour='10', minute='0'")
     await weekly.set_weekly(HERE, WeeklyKind.CHALLENGE, "off", None)
     await scheduler.rebuild()
-    assert scheduler.scheduler.get_job(f"weekly:{await _channel_pk(drill)}") is None
+    assert scheduler.scheduler.get_job(f"weekly:challenge:{await _channel_pk(drill)}") is None
 
 
 async def test_catch_up_after_a_late_restart_posts_this_weeks_once(drill, platform):

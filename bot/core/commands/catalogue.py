@@ -173,6 +173,13 @@ CATALOGUE: tuple[Command, ...] = (
                     Option("time", OptionType.WORD, "HH:MM, in the daily schedule's timezone"),
                 ),
             ),
+            Command(
+                "digest", "Post last week's digest here every week (or day:off)",
+                options=(
+                    Option("day", OptionType.WORD, "mon … sun, or off", required=True),
+                    Option("time", OptionType.WORD, "HH:MM, in the daily schedule's timezone"),
+                ),
+            ),
         ),
         help="the channel's daily question (admins)",
     ),

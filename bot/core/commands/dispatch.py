@@ -118,11 +118,13 @@ class CommandDesk:
             "daily schedule": self._daily_schedule, "daily pause": self._daily_pause,
             "daily resume": self._daily_resume, "daily now": self._daily_now,
             "daily status": self._daily_status, "daily challenge": self._daily_challenge,
+            "daily digest": self._daily_digest,
             "help": self._help,
             "challenge": self._challenge,
         }
         self.challenges = ChallengeDesk(drill.db, drill.clock)
-        self.weekly = WeeklyPosting(drill.db, drill.clock, publisher, on_change=daily.changed)
+        self.weekly = WeeklyPosting(drill.db, drill.clock, publisher, on_change=daily.changed,
+                                    library=drill.library)
 
     # ---- entry points --------------------------------------------------------------------
     # Adapters call ``prepare_*`` before they acknowledge the platform and ``Pending.finish``
@@ -213,6 +215,10 @@ class CommandDesk:
             action = decode(action_id)
         except BadActionError:
             action = None
+        if action is not None and action.verb is Verb.PROGRESS:
+            progress = await self.stats_of(who, None)
+            progress.ephemeral = True
+            return Outcome(progress)
         if action is not None and action.verb is Verb.TAKE:
             item = await self.weekly.item_of(action.post_id)
             if item is None:
@@ -354,8 +360,12 @@ class CommandDesk:
         return replies.round_started(count, seconds)
 
     async def _stats(self, caller: Caller, r: Request) -> Message:
-        message = await self.drill.practice.stats(caller.who, caller.where)
-        solved = await self.challenges.solved_by_topic(caller.who)
+        return await self.stats_of(caller.who, caller.where)
+
+    async def stats_of(self, who: Who, where: Where | None) -> Message:
+        """/stats, and the "My progress" button under a weekly digest."""
+        message = await self.drill.practice.stats(who, where)
+        solved = await self.challenges.solved_by_topic(who)
         if solved:
             message.text("🧩 Challenges solved: " + ", ".join(
                 f"{TOPICS.get(t, t)} {n}" for t, n in sorted(solved.items())))
@@ -405,6 +415,11 @@ class CommandDesk:
     async def _daily_challenge(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
         return await self.weekly.set_weekly(caller.where, WeeklyKind.CHALLENGE, r.values["day"],  # type: ignore[arg-type]
+                                            r.values["time"])  # type: ignore[arg-type]
+
+    async def _daily_digest(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        return await self.weekly.set_weekly(caller.where, WeeklyKind.DIGEST, r.values["day"],  # type: ignore[arg-type]
                                             r.values["time"])  # type: ignore[arg-type]
 
     async def _help(self, caller: Caller, r: Request) -> Message:

@@ -19,6 +19,7 @@ class Verb(StrEnum):
     NEXT = "n"  # next question of a quiz or review
     STOP = "x"  # stop a quiz or review
     TAKE = "w"  # take the weekly challenge; <post id> is then the weekly claim's id
+    PROGRESS = "p"  # my progress, under a weekly digest; <post id> is the weekly claim's id
 
 
 @dataclass(frozen=True)

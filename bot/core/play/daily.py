@@ -116,6 +116,7 @@ class ScheduleView:
     reveal_after: timedelta
     paused: bool
     challenge_at: str | None = None  # the weekly challenge, "mon 09:00" (bot.core.play.weekly)
+    digest_at: str | None = None  # the weekly digest, same form
 
     def fire_time_on(self, day: date) -> datetime:
         hour, minute = map(int, self.time_of_day.split(":"))
@@ -157,6 +158,7 @@ def _view(sched: Schedule, channel: Channel, ws: Workspace) -> ScheduleView:
         reveal_after=timedelta(minutes=sched.reveal_after_minutes),
         paused=sched.paused,
         challenge_at=sched.challenge_at,
+        digest_at=sched.digest_at,
     )
 
 
@@ -189,6 +191,9 @@ def describe(view: ScheduleView, now: datetime) -> str:
     if view.challenge_at:
         day, hhmm = view.challenge_at.split()
         text += f"\nWeekly challenge: {day} {hhmm} {view.timezone}"
+    if view.digest_at:
+        day, hhmm = view.digest_at.split()
+        text += f"\nWeekly digest: {day} {hhmm} {view.timezone}"
     return text
 
 

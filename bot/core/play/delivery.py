@@ -41,7 +41,7 @@ class Delivery:
 
     def named_by(self, action: Action) -> bool:
         """A button of the message names this delivery (history shows no nonces)."""
-        weekly_button = action.verb is Verb.TAKE
+        weekly_button = action.verb in (Verb.TAKE, Verb.PROGRESS)
         return action.post_id == self.post_id and weekly_button != self.is_question
 
 

@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select, update
 
 from bot.core import render
+from bot.core.content.bank import Library
 from bot.core.content.challenges import Challenge, ChallengeBank, load_challenges
 from bot.core.model.actions import Action, Verb
 from bot.core.model.clock import Clock, as_utc
@@ -54,6 +55,8 @@ from bot.core.play.delivery import (
     find_sent,
     publish_once,
 )
+from bot.core.progress.digest import digest_message, weekly_digest
+from bot.core.progress.progress_charts import board_attachment
 from bot.storage.models import ChallengeProgress, Channel, Member, Schedule, WeeklyClaim
 from bot.storage.upsert import dialect_insert
 
@@ -72,6 +75,11 @@ NO_WEEKLY = "This channel has no weekly challenge this week. Admins start one wi
 
 class WeeklyKind(StrEnum):
     CHALLENGE = "challenge"
+    DIGEST = "digest"
+
+    @property
+    def label(self) -> str:
+        return f"Weekly {self.value}"
 
 
 def parse_weekly(day: str | None, at: str | None) -> str | None:
@@ -101,7 +109,7 @@ def fire_time(spec: str, timezone: str, monday: date) -> datetime:
 
 
 def spec_of(view: ScheduleView, kind: WeeklyKind) -> str | None:
-    return view.challenge_at if kind is WeeklyKind.CHALLENGE else None
+    return view.challenge_at if kind is WeeklyKind.CHALLENGE else view.digest_at
 
 
 def weekly_message(claim_id: int, challenge: Challenge, closes: datetime, timezone: str) -> Message:
@@ -139,8 +147,10 @@ class WeeklyPosting:
 
     def __init__(self, db: Database, clock: Clock, publisher: Publisher,
                  bank: ChallengeBank | None = None,
-                 on_change: Callable[[], Awaitable[None]] | None = None) -> None:
+                 on_change: Callable[[], Awaitable[None]] | None = None,
+                 library: Library | None = None) -> None:
         self.db = db
+        self.library = library or Library(banks=[])
         self.on_change = on_change  # awaited after a schedule changes (the scheduler rebuilds)
         self.clock = clock
         self.publisher = publisher
@@ -165,9 +175,10 @@ class WeeklyPosting:
             return render.notice(str(exc))
         async with self.db.write() as session:
             channel = await channel_row(session, where)
+            column = "challenge_at" if kind is WeeklyKind.CHALLENGE else "digest_at"
             done = await session.execute(
                 update(Schedule).where(Schedule.channel_id == channel.id)
-                .values(challenge_at=spec, updated_at=self.now())
+                .values({column: spec, "updated_at": self.now()})
             )
             channel_pk = channel.id
         if not done.rowcount:
@@ -177,10 +188,10 @@ class WeeklyPosting:
         view = await schedule_of(self.db, channel_pk)
         assert view is not None
         if spec is None:
-            return render.notice("Weekly challenge turned off for this channel.")
+            return render.notice(f"{kind.label} turned off for this channel.")
         nxt = self.next_fire(view, kind, self.now())
         local = nxt.astimezone(ZoneInfo(view.timezone))
-        return render.notice(f"Weekly challenge: {spec} {view.timezone}. "
+        return render.notice(f"{kind.label}: {spec} {view.timezone}. "
                              f"Next: {local:%a %d %b %H:%M} {local.tzname()}.")
 
     def next_fire(self, view: ScheduleView, kind: WeeklyKind, now: datetime) -> datetime:
@@ -196,7 +207,8 @@ class WeeklyPosting:
         view = await schedule_of(self.db, channel_pk)
         if view is None or view.paused or spec_of(view, kind) is None:
             return None
-        await self.close_due()
+        if kind is WeeklyKind.CHALLENGE:
+            await self.close_due()
         held = await self._insert_claim(view, kind, week_start(self.now(), view.timezone))
         if held is None:
             return None
@@ -206,14 +218,15 @@ class WeeklyPosting:
         """This week's post that a restart missed (within the daily grace window)."""
         now, posted = self.now(), []
         for view in await all_schedules(self.db):
-            spec = spec_of(view, WeeklyKind.CHALLENGE)
-            if view.paused or spec is None:
-                continue
-            at = fire_time(spec, view.timezone, week_start(now, view.timezone))
-            if at <= now <= at + CATCH_UP_GRACE:
-                claim_id = await self.fire(view.channel_pk)
-                if claim_id is not None:
-                    posted.append(claim_id)
+            for kind in WeeklyKind:
+                spec = spec_of(view, kind)
+                if view.paused or spec is None:
+                    continue
+                at = fire_time(spec, view.timezone, week_start(now, view.timezone))
+                if at <= now <= at + CATCH_UP_GRACE:
+                    claim_id = await self.fire(view.channel_pk, kind)
+                    if claim_id is not None:
+                        posted.append(claim_id)
         return posted
 
     async def _insert_claim(self, view: ScheduleView, kind: WeeklyKind, monday: date) -> Held | None:
@@ -248,15 +261,25 @@ class WeeklyPosting:
             if row is None or row.claimed_by != held.token or row.sent_at is not None:
                 return None
             retry = row.opened_at is not None
-            if row.item is None or self.bank.get(row.item) is None:
-                row.item = (await self._pick(session, held.view.channel_pk)).id
             if row.opened_at is None:
                 row.opened_at = now
-            challenge = self.bank.get(row.item)
-            assert challenge is not None
             delivery = Delivery(row.id, as_utc(row.opened_at) - LOOKBACK_MARGIN, WEEKLY_PREFIX)
-            closes = as_utc(row.opened_at) + CLOSE_AFTER
-        message = weekly_message(held.claim_id, challenge, closes, held.view.timezone)
+            if row.kind == WeeklyKind.DIGEST:
+                digest = await weekly_digest(session, self.library, held.view.channel_pk,
+                                             held.view.timezone, row.week_start - timedelta(days=7))
+            else:
+                if row.item is None or self.bank.get(row.item) is None:
+                    row.item = (await self._pick(session, held.view.channel_pk)).id
+                challenge = self.bank.get(row.item)
+                assert challenge is not None
+                closes = as_utc(row.opened_at) + CLOSE_AFTER
+        if row.kind == WeeklyKind.DIGEST:
+            message = digest_message(digest)
+            message.attachments.append(await board_attachment(digest.chart))
+            message.buttons = [Button(Action(Verb.PROGRESS, held.claim_id).encode(), "📈 My progress",
+                                      ButtonStyle.SECONDARY)]
+        else:
+            message = weekly_message(held.claim_id, challenge, closes, held.view.timezone)
         try:
             ref = await asyncio.wait_for(self._deliver(held.view.where, message, delivery, retry),
                                          self.publish_deadline_s)
@@ -324,7 +347,8 @@ class WeeklyPosting:
         now = self.now()
         async with self.db.read() as session:
             rows = (await session.execute(
-                select(WeeklyClaim).where(WeeklyClaim.sent_at.is_not(None), WeeklyClaim.closed_at.is_(None))
+                select(WeeklyClaim).where(WeeklyClaim.kind == WeeklyKind.CHALLENGE.value,
+                                          WeeklyClaim.sent_at.is_not(None), WeeklyClaim.closed_at.is_(None))
                 .order_by(WeeklyClaim.channel_id, WeeklyClaim.week_start))).scalars().all()
         closed = []
         for row in rows:
@@ -391,6 +415,7 @@ class WeeklyPosting:
         async with self.db.read() as session:
             return await session.scalar(
                 select(WeeklyClaim.item).where(WeeklyClaim.channel_id == channel_pk,
+                                               WeeklyClaim.kind == WeeklyKind.CHALLENGE.value,
                                                WeeklyClaim.sent_at.is_not(None),
                                                WeeklyClaim.closed_at.is_(None))
                 .order_by(WeeklyClaim.week_start.desc()).limit(1))

@@ -1,0 +1,123 @@
+"""The weekly digest: its figures against a hand computation (revealed questions only), the
+admin option, one post per channel and week, the chart with its text alternative."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from datetime import date
+
+from PIL import Image
+
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, Who, channel_row
+from bot.core.play.daily import DailyPosting
+from bot.core.play.posts import order_of
+from bot.core.play.weekly import WeeklyKind, WeeklyPosting
+from bot.core.progress.digest import weekly_digest
+from bot.storage.models import Post
+from tests.test_weekly_challenge import BANK, Platform
+
+HERE = Where("discord", "g1", "c1", "general")
+
+
+def who(n: int) -> Who:
+    return Who("discord", "g1", f"u{n}", f"Player {n}")
+
+
+async def ask(drill, publisher, picks: dict[int, bool], *, reveal: bool = True) -> tuple[int, str]:
+    """A daily question in HERE answered right/wrong by members; (post id, question id)."""
+    posted = await drill.ask(HERE, publisher, kind="daily")
+    async with drill.db.read() as s:
+        post = await s.get(Post, posted.post_id)
+        right = order_of(post).index(drill.library[post.question_id].answer_index)
+        question_id = post.question_id
+    for n, ok in picks.items():
+        drill.clock.advance(1)
+        position = right if ok else (right + 1) % 4
+        await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, position).encode())
+    if reveal:
+        await drill.reveal_post(posted.post_id, HERE, publisher)
+    return posted.post_id, question_id
+
+
+async def two_weeks(drill, publisher) -> dict[str, str]:
+    """Week of Mon 2 Mar: A. Week of Mon 9 Mar: B, C revealed, D still open."""
+    _, a = await ask(drill, publisher, {1: True, 2: True, 3: False})  # Wed 4 Mar
+    drill.clock.advance(days=5, hours=1)  # Mon 9 Mar 10:00 UTC
+    _, b = await ask(drill, publisher, {1: False, 2: True, 3: True})
+    drill.clock.advance(hours=1)
+    _, c = await ask(drill, publisher, {2: False, 3: True, 4: False})
+    drill.clock.advance(hours=1)
+    _, d = await ask(drill, publisher, {1: True, 4: True}, reveal=False)
+    return {"a": a, "b": b, "c": c, "d": d}
+
+
+async def test_digest_figures_match_a_hand_computation(drill, publisher):
+    q = await two_weeks(drill, publisher)
+    pts = {k: 10 * drill.library[v].difficulty for k, v in q.items()}
+    async with drill.db.write() as session:
+        pk = (await channel_row(session, HERE)).id
+        digest = await weekly_digest(session, drill.library, pk, "UTC", date(2026, 3, 9))
+    # this week: P1 wrong on B (D is open: not counted), P2 right on B, P3 right on B and C
+    expected_top = sorted([("Player 3", pts["b"] + pts["c"]), ("Player 2", pts["b"])],
+                          key=lambda x: (-x[1], x[0]))
+    assert digest.top == tuple(expected_top)
+    gains = {"Player 3": pts["b"] + pts["c"], "Player 2": pts["b"] - pts["a"]}
+    assert digest.movers == tuple(sorted(((n, g) for n, g in gains.items() if g > 0), key=lambda x: (-x[1], x[0])))
+    per_topic: dict[str, list[int]] = {}
+    for key, answers in (("b", [False, True, True]), ("c", [False, True, False])):
+        topic = drill.library[q[key]].topic
+        right, total = per_topic.get(topic, [0, 0])
+        per_topic[topic] = [right + sum(answers), total + len(answers)]
+    assert {t: (c, n) for t, c, n in digest.topics} == {t: (c, n) for t, (c, n) in per_topic.items()}
+    assert digest.streaks == (("Player 3", 2),)  # P2 broke it on C, P1 on B
+    assert digest.hardest is not None
+    assert (digest.hardest.prompt, digest.hardest.right, digest.hardest.answers) == \
+        (drill.library[q["c"]].prompt, 1, 3)
+    assert digest.hardest.posted == date(2026, 3, 9)
+    assert [line.name for line in digest.chart.lines] == [n for n, _ in expected_top]
+    assert [line.cumulative[-1] for line in digest.chart.lines] == [p for _, p in expected_top]
+
+
+async def test_the_weekly_digest_posts_once_with_its_chart_and_text(drill, publisher):
+    platform = Platform()
+    q = await two_weeks(drill, publisher)
+    daily = DailyPosting(drill, platform)
+    await daily.set_schedule(HERE, at="09:00", timezone="UTC")
+    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    reply = await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "mon", "09:00")
+    assert reply.plain().startswith("Weekly digest: mon 09:00 UTC. Next: Mon 16 Mar 09:00")
+    assert "Weekly digest: mon 09:00 UTC" in (await daily.status(HERE)).plain()
+    drill.clock.advance(days=6, hours=20)  # Mon 16 Mar, after 09:00
+    other = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    async with drill.db.write() as session:
+        pk = (await channel_row(session, HERE)).id
+    done = await asyncio.gather(weekly.fire(pk, WeeklyKind.DIGEST), other.fire(pk, WeeklyKind.DIGEST))
+    assert sum(d is not None for d in done) == 1
+    [(_, message, key, _)] = [m for m in platform.messages if m[2]]
+    text = message.plain()
+    assert text.startswith("**📬 Weekly digest · week of Mon 09 Mar**")
+    assert f"🏆 **Top 5:** 1. Player 3 {10 * (drill.library[q['b']].difficulty + drill.library[q['c']].difficulty)} pts" in text
+    assert "🔥 **Longest streaks:** Player 3 2" in text
+    assert "(1 of 3 right, 33%; posted Mon 09 Mar)" in text
+    assert "[📈 My progress]" in text
+    [chart] = message.attachments
+    image = Image.open(io.BytesIO(chart.content))
+    assert image.format == "PNG" and image.size[0] > 400
+    assert chart.description.startswith("Week of 09 Mar: points of the top 2, points over time: Player 3")
+    assert await weekly.catch_up() == []  # this week's digest is done
+    assert await weekly.close_due() == []  # a digest is never "closed"
+
+
+async def test_an_empty_week_says_so(drill):
+    platform = Platform()
+    daily = DailyPosting(drill, platform)
+    await daily.set_schedule(HERE, at="09:00", timezone="Europe/Berlin")
+    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "wed", "10:00")  # now, in Berlin
+    assert len(await weekly.catch_up()) == 1
+    [(_, message, _, _)] = platform.messages
+    assert "Nobody scored last week" in message.plain() and "Hardest" not in message.plain()
+    assert (await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "off", None)).plain() == \
+        "Weekly digest turned off for this channel."
