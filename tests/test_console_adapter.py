@@ -233,3 +233,18 @@ async def test_stats_saves_the_chart_and_prints_its_path(
     [saved] = list((tmp_path / "files").glob("*stats.png"))
     assert str(saved) in shown.replace("\n", "")
     assert saved.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+async def test_weekly_digest_and_challenge_in_the_console(
+    console: ConsoleAdapter, term: Term, app: App, tmp_path: Path
+) -> None:
+    assert "Set this channel's daily schedule first" in await say(console, term, "daily digest now")
+    await say(console, term, "daily schedule 09:00 UTC daily")
+    assert "invalid day 'someday'" in await say(console, term, "daily digest someday 09:00")
+    shown = await say(console, term, "daily digest now")
+    assert "Weekly digest · week of Mon 23 Feb" in shown and "Posted last week's digest." in shown
+    assert list((tmp_path / "files").glob("*leaderboard*.png"))  # the chart, saved as a file
+    shown = await say(console, term, "daily challenge wed 10:00")
+    assert "Weekly challenge: wed 10:00 UTC" in shown
+    assert "Weekly challenge: wed 10:00 UTC" in await say(console, term, "daily status")
+    assert "no weekly challenge this week" in await say(console, term, "challenge week")

@@ -75,3 +75,33 @@ async def test_a_frozen_weekly_sender_is_fenced_out_and_the_post_found_not_repea
     finally:
         gate.set()
         await stop(a, b)
+
+
+async def test_the_digest_reaches_each_platform_with_its_chart(db, fake):  # noqa: F811
+    """Discord: the PNG in the message (multipart); Slack: the upload flow, alt text included."""
+    clock = FakeClock(datetime.now(UTC))
+    app = await replica(db.url, fake, clock)
+    here = where_of(platform(fake))
+    weekly = app[0].scheduler.weekly
+    assert weekly is not None
+    try:
+        await app[0].daily.set_schedule(here, at="09:00", timezone="UTC")
+        day = clock.now().strftime("%a").lower()
+        await weekly.set_weekly(here, WeeklyKind.DIGEST, day, clock.now().strftime("%H:%M"))
+        [claim_id] = await weekly.catch_up()
+        [message] = channel_messages(fake)
+        assert "Weekly digest" in str(message) and "Nobody scored last week" in str(message)
+        if platform(fake) == "discord":
+            [png] = message["attachments"]
+            assert png["filename"] == "leaderboard.png"
+        else:
+            done = await fake.wait_for("files.completeUploadExternal")
+            [upload] = fake.uploads.values()
+            assert upload.startswith(b"\x89PNG") and "leaderboard.png" in str(done.data)
+            [asked] = fake.sent("files.getUploadURLExternal")
+            assert "nobody has scored yet" in str(asked.data)  # the alt text
+        async with app[0].db.read() as session:
+            row = await session.get(WeeklyClaim, claim_id)
+            assert row is not None and row.platform_ref == ref_of(fake, message)
+    finally:
+        await stop(app)

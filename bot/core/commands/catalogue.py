@@ -174,9 +174,9 @@ CATALOGUE: tuple[Command, ...] = (
                 ),
             ),
             Command(
-                "digest", "Post last week's digest here every week (or day:off)",
+                "digest", "Post last week's digest here every week (day:off stops, day:now posts one)",
                 options=(
-                    Option("day", OptionType.WORD, "mon … sun, or off", required=True),
+                    Option("day", OptionType.WORD, "mon … sun, off, or now", required=True),
                     Option("time", OptionType.WORD, "HH:MM, in the daily schedule's timezone"),
                 ),
             ),

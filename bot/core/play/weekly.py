@@ -169,6 +169,8 @@ class WeeklyPosting:
 
     # ---- admin ---------------------------------------------------------------------------
     async def set_weekly(self, where: Where, kind: WeeklyKind, day: str | None, at: str | None) -> Message:
+        if kind is WeeklyKind.DIGEST and (day or "").strip().lower() == "now":
+            return await self.digest_now(where)
         try:
             spec = parse_weekly(day, at)
         except ValueError as exc:
@@ -200,6 +202,29 @@ class WeeklyPosting:
         monday = week_start(now, view.timezone)
         this_week = fire_time(spec, view.timezone, monday)
         return this_week if this_week > now else fire_time(spec, view.timezone, monday + timedelta(days=7))
+
+    async def digest_now(self, where: Where) -> Message:
+        """Post last week's digest at once (an extra: this week's scheduled one still comes)."""
+        async with self.db.write() as session:
+            channel_pk = (await channel_row(session, where)).id
+        view = await schedule_of(self.db, channel_pk)
+        if view is None:
+            return render.notice(NEEDS_DAILY)
+        message = await self._digest_post(0, view, week_start(self.now(), view.timezone))
+        message.buttons = []  # an extra has no claim for a button to name
+        await self.publisher.publish(where, message)
+        return render.notice("Posted last week's digest.")
+
+    async def _digest_post(self, claim_id: int, view: ScheduleView, monday: date) -> Message:
+        """The digest of the week before ``monday``, with its chart and a "My progress" button."""
+        async with self.db.read() as session:
+            digest = await weekly_digest(session, self.library, view.channel_pk, view.timezone,
+                                         monday - timedelta(days=7))
+        message = digest_message(digest)
+        message.attachments.append(await board_attachment(digest.chart))
+        message.buttons = [Button(Action(Verb.PROGRESS, claim_id).encode(), "📈 My progress",
+                                  ButtonStyle.SECONDARY)]
+        return message
 
     # ---- posting -------------------------------------------------------------------------
     async def fire(self, channel_pk: int, kind: WeeklyKind = WeeklyKind.CHALLENGE) -> int | None:
@@ -264,20 +289,15 @@ class WeeklyPosting:
             if row.opened_at is None:
                 row.opened_at = now
             delivery = Delivery(row.id, as_utc(row.opened_at) - LOOKBACK_MARGIN, WEEKLY_PREFIX)
-            if row.kind == WeeklyKind.DIGEST:
-                digest = await weekly_digest(session, self.library, held.view.channel_pk,
-                                             held.view.timezone, row.week_start - timedelta(days=7))
-            else:
+            kind, monday = WeeklyKind(row.kind), row.week_start
+            if kind is WeeklyKind.CHALLENGE:
                 if row.item is None or self.bank.get(row.item) is None:
                     row.item = (await self._pick(session, held.view.channel_pk)).id
                 challenge = self.bank.get(row.item)
                 assert challenge is not None
                 closes = as_utc(row.opened_at) + CLOSE_AFTER
-        if row.kind == WeeklyKind.DIGEST:
-            message = digest_message(digest)
-            message.attachments.append(await board_attachment(digest.chart))
-            message.buttons = [Button(Action(Verb.PROGRESS, held.claim_id).encode(), "📈 My progress",
-                                      ButtonStyle.SECONDARY)]
+        if kind is WeeklyKind.DIGEST:
+            message = await self._digest_post(held.claim_id, held.view, monday)
         else:
             message = weekly_message(held.claim_id, challenge, closes, held.view.timezone)
         try:
