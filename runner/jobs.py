@@ -42,16 +42,21 @@ class JobRequest:
     requester: str  # e.g. "discord:guild:user"; the fairness rules key on it
     reply_to: dict[str, str]  # opaque routing for the adapter (platform, channel, thread ids)
     device: Device = Device.AUTO
+    # Stricter limits the caller asks for (a challenge's own): a worker applies each only where
+    # it is below its own, so a request can tighten the sandbox, never loosen it.
+    limits: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "requester": self.requester,
-                "reply_to": dict(self.reply_to), "device": self.device.value}
+                "reply_to": dict(self.reply_to), "device": self.device.value,
+                "limits": dict(self.limits)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobRequest:
         return cls(code=data["code"], requester=data["requester"],
                    reply_to={str(k): str(v) for k, v in data.get("reply_to", {}).items()},
-                   device=Device(data.get("device", "auto")))
+                   device=Device(data.get("device", "auto")),
+                   limits={str(k): float(v) for k, v in (data.get("limits") or {}).items()})
 
 
 @dataclass
@@ -68,6 +73,15 @@ class Limits:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def tightened(self, asked: dict[str, float]) -> Limits:
+        """These limits with each asked-for value that is stricter (lower and positive)."""
+        values = self.to_dict()
+        for name, value in asked.items():
+            mine = values.get(name)
+            if mine is not None and 0 < value < mine:
+                values[name] = type(mine)(value)
+        return Limits(**values)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Limits:

@@ -121,6 +121,7 @@ class LocalPool:
     async def execute(self, job_id: str, request: JobRequest, slot: Slot, note: str | None,
                       limits: Limits) -> JobResult:
         """Run on a claimed slot, then give the slot back."""
+        limits = limits.tightened(request.limits)
         try:
             raw = await slot.run(job_id, request.code, limits)
             return build_result(job_id, request, raw, limits, device_used=slot.device_label,

@@ -46,6 +46,14 @@ class Challenge(BaseModel):
     hints: tuple[str, ...] = Field(min_length=1, max_length=5)
     explanation: str = Field(min_length=20, max_length=1500)
     wrong: tuple[str, ...] = Field(min_length=2)
+    # Limits of this problem's judging job, stricter than /run's (a worker never loosens its own)
+    time_limit_s: float | None = Field(default=None, ge=2, le=60)
+    memory_mb: int | None = Field(default=None, ge=256, le=8192)
+
+    @property
+    def job_limits(self) -> dict[str, float]:
+        asked = {"timeout_s": self.time_limit_s, "memory_mb": self.memory_mb}
+        return {name: float(value) for name, value in asked.items() if value is not None}
 
     @field_validator("topic")
     @classmethod

@@ -228,7 +228,10 @@ class ChallengeDesk:
                                  f"{', '.join(used)} is not allowed here.")
         await self.expected(challenge)  # computed before the job runs, so a failure is said now
         settings = getattr(runner, "settings", None)  # the judge reports before the job's wall limit
-        deadline = max(1.0, float(settings.timeout_s) - 3.0) if settings is not None else 15.0
+        wall = float(settings.timeout_s) if settings is not None else 18.0
+        if challenge.time_limit_s is not None:
+            wall = min(wall, challenge.time_limit_s)
+        deadline = max(1.0, wall - 3.0)
         program = build_program(challenge.spec, code, deadline_s=deadline)
         reply_to = {"platform": where.platform, "workspace": where.workspace,
                     "channel_id": where.channel_id, "user_id": who.user_id,
@@ -236,7 +239,8 @@ class ChallengeDesk:
         if thread_of:
             reply_to["thread_of"] = thread_of
         try:
-            submitted = await runner.submit(JobRequest(program, requester_key(who), reply_to, Device.CPU))
+            submitted = await runner.submit(JobRequest(program, requester_key(who), reply_to, Device.CPU,
+                                                       limits=challenge.job_limits))
         except JobRejected as exc:
             return render.notice(exc.message)
         line = "judging now" if submitted.position <= 0 else f"position {submitted.position} in the queue"

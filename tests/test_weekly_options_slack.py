@@ -1,0 +1,30 @@
+"""The weekly options of /daily on Slack (slash text), the same steps and core texts as on
+Discord and the console (tests/test_weekly_options_platforms.py); non-admins are refused."""
+
+from __future__ import annotations
+
+from bot.app import App
+from tests.fake_slack import FakeSlack, SlackSender, text_of
+from tests.slack_fixtures import (  # noqa: F401 - fixtures
+    ALICE,
+    BOB,
+    adapter_fixture,
+    app_fixture,
+    fake_fixture,
+    sender_fixture,
+    slack_clock_fixture,
+)
+from tests.test_weekly_options_platforms import STEPS, _flat, _text
+
+
+async def test_slack_admin_sets_and_stops_the_weekly_posts(
+    fake: FakeSlack, slack: SlackSender, app: App
+) -> None:
+    for n, (sub, options, expected) in enumerate(STEPS, start=1):
+        status, _ = await slack.command("/daily", ALICE, _text(sub, options))
+        assert status == 200
+        reply = await fake.wait_for("respond", count=n)
+        assert expected in _flat(text_of(reply.data)), (sub, options)
+    await slack.command("/daily", BOB, "digest day:mon time:09:00")
+    reply = await fake.wait_for("respond", count=len(STEPS) + 1)
+    assert _flat(text_of(reply.data)) == "Only workspace admins can use /daily digest."
