@@ -23,9 +23,12 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
 
 # Slow (see README): mutation score per module and the surviving mutants.
+# Measure a subset with mutant-name globs, e.g. make mutate MUTANTS='bot.core.progress.scoring.*'
+MUTANTS ?=
+MUTATE_CHILDREN ?= 2
 mutate: $(STAMP)
 	$(BIN)/pip install --quiet "mutmut==3.8.1"
-	cd $(CURDIR) && $(BIN)/mutmut run --max-children 2 || true
+	cd $(CURDIR) && $(BIN)/mutmut run --max-children $(MUTATE_CHILDREN) $(MUTANTS) || true
 	$(BIN)/python tools/mutation_report.py
 
 lint: $(STAMP)
