@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import json
 import zlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from fsrs import Rating
 
-from bot.core.progress.srs import next_card, rating_for
+from bot.core.model.clock import as_utc
+from bot.core.progress.srs import (
+    due_question_ids,
+    known_question_ids,
+    next_card,
+    rating_for,
+    review,
+)
+from bot.storage.db import Database
+from bot.storage.models import Member, SrsCard, Workspace
 
 WHEN = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 
@@ -38,3 +47,34 @@ def test_a_stored_card_is_continued_not_restarted() -> None:
     fresh = next_card(1, "q", None, 1, Rating.Good, later)
     assert second["reps"] == 2
     assert second["due"] - later > fresh["due"] - later  # a second Good grows the interval
+
+
+async def _two_members(db: Database) -> None:
+    async with db.write() as s:
+        s.add(Workspace(id=1, platform="console", external_id="w", name="w"))
+        await s.flush()
+        s.add_all([Member(id=1, workspace_id=1, user_id="a", display_name="A", created_at=WHEN),
+                   Member(id=2, workspace_id=1, user_id="b", display_name="B", created_at=WHEN)])
+
+
+async def test_review_continues_the_stored_card_and_due_lists_are_per_member(db: Database) -> None:
+    """What /review serves: only this member's cards, due ones first by due time, at most limit."""
+    await _two_members(db)
+    async with db.write() as s:
+        first_due = await review(s, 1, "q-a", Rating.Good, WHEN)
+        await review(s, 1, "q-b", Rating.Again, WHEN)
+        await review(s, 2, "q-other", Rating.Again, WHEN)
+    async with db.write() as s:
+        second_due = await review(s, 1, "q-a", Rating.Good, first_due)
+    async with db.read() as s:
+        card = await s.get(SrsCard, (1, "q-a"))
+        assert card is not None and card.reps == 2
+        assert second_due - first_due > first_due - WHEN  # the stored card went on, not restarted
+        assert await known_question_ids(s, 1) == {"q-a", "q-b"}
+        assert await known_question_ids(s, 2) == {"q-other"}
+        again_due = as_utc((await s.get(SrsCard, (1, "q-b"))).due)
+        # due exactly now counts as due; later ones are not; order is by due time; limit holds
+        assert await due_question_ids(s, 1, again_due, 10) == ["q-b"]
+        assert await due_question_ids(s, 1, again_due - timedelta(seconds=1), 10) == []
+        assert await due_question_ids(s, 1, second_due, 10) == ["q-b", "q-a"]
+        assert await due_question_ids(s, 1, second_due, 1) == ["q-b"]
