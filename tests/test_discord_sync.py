@@ -48,7 +48,7 @@ async def test_sync_to_one_guild_registers_every_command_without_the_gateway(
     assert by_name["Run code"]["type"] == 3  # message context menu
     assert int(by_name["daily"]["default_member_permissions"]) == 1 << 5  # Manage Server
     subcommands = {o["name"] for o in by_name["daily"]["options"]}
-    assert subcommands == {"schedule", "pause", "resume", "now", "status"}
+    assert subcommands == {"schedule", "pause", "resume", "now", "status", "challenge", "digest"}
     topic = next(o for o in by_name["quiz"]["options"] if o["name"] == "topic")
     assert topic["autocomplete"] is True
     assert not fake.identifies
