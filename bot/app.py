@@ -64,6 +64,9 @@ class RoutingPublisher:
     async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
         return await delivery_port.find_sent(self._route(where), where, delivery)
 
+    async def permalink(self, where: Where, ref: str) -> str | None:
+        return await delivery_port.permalink(self._route(where), where, ref)
+
 
 @dataclass
 class App:

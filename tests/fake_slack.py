@@ -258,6 +258,13 @@ class FakeSlack:
         return {"ok": True, "messages": shown, "has_more": len(found) > limit,
                 "response_metadata": {"next_cursor": ""}}
 
+    def m_chat_getPermalink(self, data: dict[str, Any]) -> dict[str, Any]:
+        key = (str(data.get("channel")), str(data.get("message_ts")))
+        if key not in self.messages:
+            return {"ok": False, "error": "message_not_found"}
+        return {"ok": True, "channel": key[0],
+                "permalink": f"https://fake.slack.test/archives/{key[0]}/p{key[1].replace('.', '')}"}
+
     def m_chat_update(self, data: dict[str, Any]) -> dict[str, Any]:
         key = (str(data["channel"]), str(data["ts"]))
         if key not in self.messages:

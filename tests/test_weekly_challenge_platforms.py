@@ -13,8 +13,9 @@ from bot.core.model.actions import Action, Verb
 from bot.core.model.clock import FakeClock
 from bot.core.model.identity import Who
 from bot.core.play.daily import CLAIM_LEASE
+from bot.core.play.posts import order_of
 from bot.core.play.weekly import WeeklyKind
-from bot.storage.models import WeeklyClaim
+from bot.storage.models import Post, WeeklyClaim
 from tests.daily_process import where_of
 from tests.test_exactly_once import (  # noqa: F401  (fixtures)
     WAIT_S,
@@ -103,5 +104,35 @@ async def test_the_digest_reaches_each_platform_with_its_chart(db, fake):  # noq
         async with app[0].db.read() as session:
             row = await session.get(WeeklyClaim, claim_id)
             assert row is not None and row.platform_ref == ref_of(fake, message)
+    finally:
+        await stop(app)
+
+
+async def test_the_digest_links_the_hardest_question_to_its_message(db, fake):  # noqa: F811
+    clock = FakeClock(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
+    app = await replica(db.url, fake, clock)
+    here = where_of(platform(fake))
+    drill, weekly = app[0].drill, app[0].scheduler.weekly
+    assert weekly is not None
+    try:
+        await app[0].daily.set_schedule(here, at="09:00", timezone="UTC")
+        posted = await drill.ask(here, app[0].publisher, kind="daily")
+        async with drill.db.read() as session:
+            post = await session.get(Post, posted.post_id)
+            right = order_of(post).index(drill.library[post.question_id].answer_index)
+        for n, ok in ((1, True), (2, False), (3, False)):
+            who = Who(here.platform, here.workspace, f"u{n}", f"Player {n}")
+            await drill.handle_action(who, Action(Verb.PICK, posted.post_id, right if ok else (right + 1) % 4).encode())
+        await drill.reveal_post(posted.post_id, here, app[0].publisher)
+        clock.advance(days=5)  # Mon 9 Mar: last week's digest
+        shown = await weekly.set_weekly(here, WeeklyKind.DIGEST, "now", None)
+        assert shown.plain() == "Posted last week's digest."
+        digest = next(m for m in channel_messages(fake) if "Weekly digest" in str(m))
+        if platform(fake) == "discord":
+            link = f"https://discord.com/channels/{here.workspace}/{post.platform_ref.replace(':', '/')}"
+        else:
+            channel, ts = post.platform_ref.split(":")[:2]
+            link = f"https://fake.slack.test/archives/{channel}/p{ts.replace('.', '')}"
+        assert f"(1 of 3 right, 33%; posted Wed 04 Mar) · its thread: {link}" in str(digest)
     finally:
         await stop(app)

@@ -95,6 +95,10 @@ class DiscordPublisher:
         )
         return make_ref(channel_id, sent.id)
 
+    async def permalink(self, where: Where, ref: str) -> str | None:
+        channel, message = parse_ref(ref)
+        return f"https://discord.com/channels/{where.workspace}/{channel}/{message}"
+
     async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
         channel_id = int(where.channel_id)
         me = self.client.user.id if self.client.user else None

@@ -119,6 +119,11 @@ class SlackPublisher:
             await self.upload(ref, message)
         return str(ref)
 
+    async def permalink(self, where: Where, ref: str) -> str | None:
+        parsed = parse_ref(ref)
+        found = await self.client.chat_getPermalink(channel=parsed.channel, message_ts=parsed.ts)
+        return str(found["permalink"]) if found.get("permalink") else None
+
     async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):

@@ -67,6 +67,17 @@ async def publish_once(publisher: object, where: Where, message: Message, delive
     return await method(where, message, delivery)  # type: ignore[no-any-return]
 
 
+async def permalink(publisher: object, where: Where, ref: str) -> str | None:
+    """A link members can open to message ``ref``, where the platform makes one (else None)."""
+    method = getattr(publisher, "permalink", None)
+    if method is None:
+        return None
+    try:
+        return await method(where, ref)  # type: ignore[no-any-return]
+    except Exception:  # a missing link never costs the message that wanted it
+        return None
+
+
 async def find_sent(publisher: object, where: Where, delivery: Delivery) -> str | None:
     """None when nothing is found, or when the publisher cannot look (one process, no peers)."""
     method = getattr(publisher, "find_sent", None)

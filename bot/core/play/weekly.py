@@ -53,6 +53,7 @@ from bot.core.play.delivery import (
     Delivery,
     LookupUnavailableError,
     find_sent,
+    permalink,
     publish_once,
 )
 from bot.core.progress.digest import digest_message, weekly_digest
@@ -220,7 +221,9 @@ class WeeklyPosting:
         async with self.db.read() as session:
             digest = await weekly_digest(session, self.library, view.channel_pk, view.timezone,
                                          monday - timedelta(days=7))
-        message = digest_message(digest)
+        ref = digest.hardest.platform_ref if digest.hardest else None
+        link = await permalink(self.publisher, view.where, ref) if ref else None
+        message = digest_message(digest, link)
         message.attachments.append(await board_attachment(digest.chart))
         message.buttons = [Button(Action(Verb.PROGRESS, claim_id).encode(), "📈 My progress",
                                   ButtonStyle.SECONDARY)]

@@ -119,7 +119,7 @@ def _pct(right: int, answers: int) -> str:
     return f"{round(100 * right / answers)}%"
 
 
-def digest_message(d: Digest) -> Message:
+def digest_message(d: Digest, link: str | None = None) -> Message:
     """The digest as members read it; the same figures as the chart, so text alone suffices."""
     msg = Message(title=f"📬 Weekly digest · week of {d.week:%a %d %b}")
     if d.top:
@@ -139,5 +139,6 @@ def digest_message(d: Digest) -> Message:
         h = d.hardest
         prompt = h.prompt if len(h.prompt) <= 120 else h.prompt[:119] + "…"
         msg.text(f"🧠 **Hardest question:** “{prompt}” ({h.right} of {h.answers} right, "
-                 f"{_pct(h.right, h.answers)}; posted {h.posted:%a %d %b})")
+                 f"{_pct(h.right, h.answers)}; posted {h.posted:%a %d %b})"
+                 + (f" · its thread: {link}" if link else ""))
     return msg
