@@ -80,4 +80,11 @@ async def test_open_then_submit_in_the_prefilled_modal(
     assert f"+{challenge.points} points (first solve)" in text_of(verdict)
     assert f"<@{DANA.id}>" in text_of(verdict)
 
+    # the first solve is on the server's board, not on the channel's (no question answered)
+    token = await fake.slash("leaderboard", DANA, scope="server", period="all")
+    board = text_of(await fake.original_of(token))
+    assert f"🥇 **dana** — {challenge.points} pts · coding challenges" in board
+    token = await fake.slash("leaderboard", DANA)
+    assert "dana" not in text_of(await fake.original_of(token))
+
 

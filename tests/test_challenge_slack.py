@@ -11,6 +11,7 @@ import pytest
 
 from bot.adapters.slack.handlers import CODE_ACTION_ID, CODE_BLOCK_ID
 from bot.app import App
+from bot.core.model.identity import Who
 from bot.core.play.runs import RunDesk
 from tests.fake_slack import FakeSlack, SlackSender, text_of
 from tests.run_desk import embedded_run_desk
@@ -59,3 +60,24 @@ async def test_open_then_submit_a_wrong_solution_in_the_prefilled_modal(
     text = text_of(verdict)
     assert "tests passed" in text and "First failure: test '" in text
     assert "NotImplementedError" in text and "🏅" not in text
+
+
+async def test_a_right_solution_reaches_the_workspace_board(
+    fake: FakeSlack, slack: SlackSender, runs: RunDesk, app: App
+) -> None:
+    await slack.command("/challenge", CAROL, "losses 1")
+    await fake.wait_for("respond")
+    challenge = await app.commands.challenges.current(
+        Who("slack", fake.team_id, CAROL.id, CAROL.name))
+    assert challenge is not None
+    await slack.command("/submit", CAROL)
+    view = (await fake.wait_for("views.open")).data["view"]
+    await slack.submit_view(view, {CODE_BLOCK_ID: {CODE_ACTION_ID: challenge.reference}}, CAROL)
+    ack = await fake.wait_until(
+        lambda: next((m for m in fake.in_channel() if "Judging" in text_of(m)), None))
+    verdict = await fake.wait_until(
+        lambda: next(iter(fake.in_channel(thread_ts=ack["ts"])), None), RESULT_TIMEOUT)
+    assert f"+{challenge.points} points (first solve)" in text_of(verdict)
+    await slack.command("/leaderboard", CAROL, "workspace all")
+    board = text_of((await fake.wait_for("respond", count=2)).data)
+    assert f"— {challenge.points} pts · coding challenges" in board and "carol" in board

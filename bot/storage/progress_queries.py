@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.storage.models import Answer, GroupMember, Member, Post, SrsCard
+from bot.storage.models import Answer, ChallengeProgress, GroupMember, Member, Post, SrsCard
 
 
 def on_open_question() -> ColumnElement[bool]:
@@ -28,7 +28,8 @@ async def settled_points(
     session: AsyncSession, member_ids: list[int], since: datetime | None, *,
     channel_id: int | None = None, workspace_id: int | None = None,
 ) -> list[tuple[int, datetime, int]]:
-    """Points of answers whose post is revealed: an open question shows nothing on a board."""
+    """Points of answers whose post is revealed (an open question shows nothing on a board),
+    and beyond a channel the first challenge solves, as the boards count them."""
     query = (
         select(Answer.member_id, Answer.answered_at, Answer.points)
         .where(Answer.member_id.in_(member_ids), Answer.points > 0, ~on_open_question())
@@ -39,7 +40,15 @@ async def settled_points(
         query = query.where(Answer.channel_id == channel_id)
     if workspace_id is not None:
         query = query.where(Answer.workspace_id == workspace_id)
-    return [(m, t, p) for m, t, p in await session.execute(query)]
+    events = [(m, t, p) for m, t, p in await session.execute(query)]
+    if workspace_id is not None and channel_id is None:  # boards beyond a channel: solves too
+        solves = select(ChallengeProgress.member_id, ChallengeProgress.solved_at, ChallengeProgress.points).where(
+            ChallengeProgress.member_id.in_(member_ids), ChallengeProgress.workspace_id == workspace_id,
+            ChallengeProgress.solved_at.is_not(None), ChallengeProgress.points > 0)
+        if since is not None:
+            solves = solves.where(ChallengeProgress.solved_at >= since)
+        events += [(m, t, p) for m, t, p in await session.execute(solves)]
+    return events
 
 
 async def cards_of(session: AsyncSession, member_id: int) -> list[tuple[str, str]]:

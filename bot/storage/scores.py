@@ -116,14 +116,39 @@ def _totals_source(scope: str) -> str:
     )
 
 
+def _challenge_source(scope: str, since: bool) -> str:
+    """First /challenge solves: their points count on the server/workspace and group boards.
+
+    A challenge is solved privately, not in answer to a channel's question, so channel boards
+    leave it out; it adds points but no answers (accuracy stays that of the questions)."""
+    filters = {
+        "workspace": ["c.workspace_id = :scope_id"],
+        "group": ["c.workspace_id = :workspace_id", f"c.member_id IN ({_IN_GROUP})"],
+    }[scope]
+    filters += ["c.solved_at IS NOT NULL", "c.points > 0"]
+    if since:
+        filters.append("c.solved_at >= :since")
+    return (
+        "SELECT c.member_id AS member_id, c.points AS points, 0 AS correct, 0 AS answered, "
+        f"c.solved_at AS reached FROM challenge_progress c WHERE {' AND '.join(filters)}"
+    )
+
+
 def source_sql(scope: str, since: bool, *, raw: bool = False) -> str:
     """The board's per-member rows; ``raw`` aggregates answers even for all time (to check)."""
-    return _raw_source(scope, since) if since or raw else _totals_source(scope)
+    questions = _raw_source(scope, since) if since or raw else _totals_source(scope)
+    if scope == "channel":
+        return questions
+    return (
+        "SELECT u.member_id AS member_id, SUM(u.points) AS points, SUM(u.correct) AS correct, "
+        "SUM(u.answered) AS answered, MAX(u.reached) AS reached "
+        f"FROM ({questions} UNION ALL {_challenge_source(scope, since)}) u GROUP BY u.member_id"
+    )
 
 
-# points, then accuracy, then who reached their score first, then a stable id
+# points, then accuracy (none for challenge-only rows), then who reached their score first
 ORDER = (
-    "t.points DESC, CAST(t.correct AS FLOAT) / t.answered DESC, "
+    "t.points DESC, CAST(t.correct AS FLOAT) / NULLIF(t.answered, 0) DESC NULLS LAST, "
     "t.reached ASC NULLS LAST, t.member_id ASC"
 )
 

@@ -44,7 +44,7 @@ def board_message(title: str, rows: Sequence[BoardRow], mine: BoardRow | None, s
         return msg.text("Nobody has scored yet. Answer a daily question to get on the board!")
     msg.text("\n".join(
         f"{MEDALS.get(r.rank, f'{r.rank}.')} **{r.name}** — {r.points} pts · "
-        f"{round(100 * r.accuracy)}% of {r.answered}"
+        + (f"{round(100 * r.accuracy)}% of {r.answered}" if r.answered else "coding challenges")
         for r in rows
     ))
     if mine and mine.rank > shown:
