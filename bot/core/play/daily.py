@@ -32,7 +32,7 @@ from bot.core.model.kinds import PostKind
 from bot.core.model.messages import Message
 from bot.core.model.publisher import Publisher
 from bot.core.model.topics import TOPICS, normalize_topic
-from bot.core.play.delivery import Delivery, LookupUnavailableError, find_sent, publish_once
+from bot.core.play.delivery import Delivery, LookupUnavailableError, send_or_find
 from bot.core.play.posts import create_post, is_closed, public_view
 from bot.core.play.selection import next_for_channel, pool
 from bot.storage.models import Channel, DailyClaim, Post, Schedule, Workspace
@@ -545,20 +545,19 @@ class DailyPosting:
         self, where: Where, message: Message, delivery: Delivery, retry: bool
     ) -> tuple[str, Outcome] | None:
         """(ref, POSTED or FOUND); None when a retry cannot check the channel (never re-sent)."""
-        if retry:
-            try:
-                found = await find_sent(self.publisher, where, delivery)
-            except LookupUnavailableError as exc:
-                log.error(
-                    "daily post %s may already be in channel %s, but I cannot check (%s); "
-                    "not sending it again, to never post twice", delivery.post_id, where.channel_id, exc,
-                )
-                return None
-            if found is not None:
-                log.info("daily post %s was already in channel %s; recorded without re-sending",
-                         delivery.post_id, where.channel_id)
-                return found, Outcome.FOUND
-        return await publish_once(self.publisher, where, message, delivery), Outcome.POSTED
+        try:
+            ref, found = await send_or_find(self.publisher, where, message, delivery, retry=retry)
+        except LookupUnavailableError as exc:
+            log.error(
+                "daily post %s may already be in channel %s, but I cannot check (%s); "
+                "not sending it again, to never post twice", delivery.post_id, where.channel_id, exc,
+            )
+            return None
+        if found:
+            log.info("daily post %s was already in channel %s; recorded without re-sending",
+                     delivery.post_id, where.channel_id)
+            return ref, Outcome.FOUND
+        return ref, Outcome.POSTED
 
     async def recover_unsent(self) -> list[int]:
         """Finish every unsent claim whose lease expired, scheduled channel or not."""

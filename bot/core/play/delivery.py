@@ -67,6 +67,19 @@ async def publish_once(publisher: object, where: Where, message: Message, delive
     return await method(where, message, delivery)  # type: ignore[no-any-return]
 
 
+async def send_or_find(
+    publisher: object, where: Where, message: Message, delivery: Delivery, *, retry: bool
+) -> tuple[str, bool]:
+    """(ref, found): a retry first looks in the channel and returns the post it finds there;
+    otherwise the keyed send. Raises ``LookupUnavailableError`` when a retry cannot look, and
+    then the caller must not send again."""
+    if retry:
+        found = await find_sent(publisher, where, delivery)
+        if found is not None:
+            return found, True
+    return await publish_once(publisher, where, message, delivery), False
+
+
 async def permalink(publisher: object, where: Where, ref: str) -> str | None:
     """A link members can open to message ``ref``, where the platform makes one (else None)."""
     method = getattr(publisher, "permalink", None)

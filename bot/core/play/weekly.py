@@ -52,9 +52,8 @@ from bot.core.play.delivery import (
     WEEKLY_PREFIX,
     Delivery,
     LookupUnavailableError,
-    find_sent,
     permalink,
-    publish_once,
+    send_or_find,
 )
 from bot.core.progress.digest import digest_message, weekly_digest
 from bot.core.progress.progress_charts import board_attachment
@@ -81,6 +80,11 @@ class WeeklyKind(StrEnum):
     @property
     def label(self) -> str:
         return f"Weekly {self.value}"
+
+    @property
+    def column(self) -> str:
+        """Where a schedule keeps this kind's "mon 09:00" (Schedule and ScheduleView alike)."""
+        return f"{self.value}_at"
 
 
 def parse_weekly(day: str | None, at: str | None) -> str | None:
@@ -110,7 +114,7 @@ def fire_time(spec: str, timezone: str, monday: date) -> datetime:
 
 
 def spec_of(view: ScheduleView, kind: WeeklyKind) -> str | None:
-    return view.challenge_at if kind is WeeklyKind.CHALLENGE else view.digest_at
+    return getattr(view, kind.column)  # type: ignore[no-any-return]
 
 
 def weekly_message(claim_id: int, challenge: Challenge, closes: datetime, timezone: str) -> Message:
@@ -178,10 +182,9 @@ class WeeklyPosting:
             return render.notice(str(exc))
         async with self.db.write() as session:
             channel = await channel_row(session, where)
-            column = "challenge_at" if kind is WeeklyKind.CHALLENGE else "digest_at"
             done = await session.execute(
                 update(Schedule).where(Schedule.channel_id == channel.id)
-                .values({column: spec, "updated_at": self.now()})
+                .values({kind.column: spec, "updated_at": self.now()})
             )
             channel_pk = channel.id
         if not done.rowcount:
@@ -323,16 +326,13 @@ class WeeklyPosting:
         return held.claim_id
 
     async def _deliver(self, where: Where, message: Message, delivery: Delivery, retry: bool) -> str | None:
-        if retry:
-            try:
-                found = await find_sent(self.publisher, where, delivery)
-            except LookupUnavailableError as exc:
-                log.error("weekly post %s may already be in channel %s, but I cannot check (%s); "
-                          "not sending it again", delivery.key, where.channel_id, exc)
-                return None
-            if found is not None:
-                return found
-        return await publish_once(self.publisher, where, message, delivery)
+        try:
+            ref, _ = await send_or_find(self.publisher, where, message, delivery, retry=retry)
+        except LookupUnavailableError as exc:
+            log.error("weekly post %s may already be in channel %s, but I cannot check (%s); "
+                      "not sending it again", delivery.key, where.channel_id, exc)
+            return None
+        return ref
 
     async def recover_unsent(self) -> list[int]:
         """Finish every unsent weekly claim whose lease expired (another process died)."""
