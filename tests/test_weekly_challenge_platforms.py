@@ -136,3 +136,17 @@ async def test_the_digest_links_the_hardest_question_to_its_message(db, fake):  
         assert f"(1 of 3 right, 33%; posted Wed 04 Mar) · its thread: {link}" in str(digest)
     finally:
         await stop(app)
+
+
+async def test_my_progress_under_a_digest_answers_privately_with_the_members_stats(db, fake):  # noqa: F811
+    clock = FakeClock(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
+    app = await replica(db.url, fake, clock)
+    here = where_of(platform(fake))
+    try:
+        who = Who(here.platform, here.workspace, "42", "Ada")
+        pressed = await app[0].commands.press(who, Action(Verb.PROGRESS, 1).encode())
+        stats = await app[0].commands.stats_of(who, None)
+        assert pressed.reply.ephemeral
+        assert pressed.reply.plain() == stats.plain() and "Ada" in pressed.reply.plain()
+    finally:
+        await stop(app)
