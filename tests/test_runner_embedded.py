@@ -46,6 +46,18 @@ async def started(runner: EmbeddedRunner, job_id: str) -> None:
             await asyncio.sleep(0.02)
 
 
+async def printed(runner: EmbeddedRunner, job_id: str, text: str) -> None:
+    """Bounded: the running job's output, as its slot collects it, holds ``text`` (a claimed
+    slot may not have forked the job yet, so "running" alone does not mean it printed)."""
+    async with asyncio.timeout(30):
+        while True:
+            running = runner._running.get(job_id)
+            job = getattr(running[1], "_job", None) if running else None
+            if job is not None and text.encode() in job.out:
+                return
+            await asyncio.sleep(0.02)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runner(tmp_path_factory: pytest.TempPathFactory):
     """One warm runner for the tests that share it (each uses its own members)."""
@@ -110,6 +122,7 @@ async def test_one_active_job_per_member_queue_position_and_cancel(runner) -> No
     cancelled = await runner.results.wait(second.job_id)
     assert cancelled.state is JobState.CANCELLED
     assert await runner.position(third.job_id) == 1
+    await printed(runner, first.job_id, "started")
     assert await runner.cancel(first.job_id)
     stopped = await runner.results.wait(first.job_id)
     assert stopped.state is JobState.CANCELLED and "started" in stopped.stdout
