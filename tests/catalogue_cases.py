@@ -32,6 +32,9 @@ class OutOfRange:
         return " ".join([*words, f"{self.option.name}:{self.value:g}"])
 
 
+SAMPLE = {"topic": "autograd", "text": "x"}  # a valid value of each required option's type
+
+
 def _leaves(command: Command, path: tuple[str, ...]) -> list[tuple[Command, tuple[str, ...]]]:
     if not command.subcommands:
         return [(command, path)]
@@ -50,7 +53,7 @@ def out_of_range_cases() -> list[OutOfRange]:
     cases = []
     for root in COMMANDS.commands:
         for leaf, path in _leaves(root, (root.name,)):
-            required = {o.name: "09:00" for o in leaf.options if o.required}
+            required = {o.name: SAMPLE.get(o.type.value, "09:00") for o in leaf.options if o.required}
             for option in leaf.options:
                 for bound, step in ((option.minimum, -1), (option.maximum, +1)):
                     if bound is None:

@@ -25,7 +25,7 @@ PG_ADMIN_URL = os.environ.get("TORCHDRILL_TEST_PG", "postgresql+asyncpg://postgr
 REQUIRE_SERVICES = os.environ.get("TORCHDRILL_REQUIRE_SERVICES") == "1"
 TABLES = (
     "answers", "srs_cards", "streaks", "group_members", "study_groups", "served", "daily_claims",
-    "weekly_claims",
+    "weekly_claims", "suggestions", "community_questions", "community_banks",
     "posts", "quizzes", "rounds", "schedules", "channels", "members", "workspaces",
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.commands.catalogue import COMMANDS
 from tests.catalogue_cases import CASES, OutOfRange
 from tests.discord_fixtures import (  # noqa: F401 - fixtures
     StartAdapter,
@@ -25,7 +26,15 @@ async def test_discord_refuses_out_of_range_with_the_core_message(
     await start_adapter()
     options: dict[str, object] = {**case.required, case.option.name: case.value}
     sub = case.path[1] if len(case.path) > 1 else None
-    token = await fake.slash(case.path[0], ALICE, admin=case.admin_only, sub=sub, **options)
+    if COMMANDS.find(case.path[0]).form_input:  # type: ignore[union-attr]
+        opened = await fake.callback_of(await fake.slash(case.path[0], ALICE))
+        modal = opened.json["data"]
+        typed = {f"td-opt-{name}": str(value) for name, value in options.items()}
+        token = await fake.submit_modal(modal, {c["custom_id"]: typed.get(c["custom_id"], "")
+                                                for row in modal["components"] for c in row["components"]},
+                                        ALICE)
+    else:
+        token = await fake.slash(case.path[0], ALICE, admin=case.admin_only, sub=sub, **options)
     reply = await fake.original_of(token)
     assert reply["flags"] & EPHEMERAL
     assert case.refusal in text_of(reply)

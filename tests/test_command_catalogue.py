@@ -26,8 +26,8 @@ def values(name: str, text: str) -> dict[str, object]:
 
 
 def test_positional_and_named_forms_give_the_same_request() -> None:
-    assert values("quiz", "") == {"topic": None, "count": 5, "difficulty": None}
-    assert values("quiz", "autograd 3 2") == {"topic": "autograd", "count": 3, "difficulty": 2}
+    assert values("quiz", "") == {"topic": None, "count": 5, "difficulty": None, "banks": None}
+    assert values("quiz", "autograd 3 2") == {"topic": "autograd", "count": 3, "difficulty": 2, "banks": None}
     assert values("quiz", "3 Autograd") == values("quiz", "count:3 topic=autograd")
     assert values("round", "3 20 autograd") == {"count": 3, "seconds": 20, "topic": "autograd"}
     assert values("review", "") == {"count": 10}
@@ -54,7 +54,7 @@ def test_sub_commands_and_aliases() -> None:
     request = parse(cmd("daily"), "schedule 07:30 Europe/Berlin mon,wed topic=autograd reveal=6")
     assert request.path == ("daily", "schedule")
     assert request.values == {"time": "07:30", "timezone": "Europe/Berlin", "weekdays": "mon,wed",
-                              "topic": "autograd", "reveal_after_hours": 6.0}
+                              "topic": "autograd", "reveal_after_hours": 6.0, "banks": None}
     assert parse(cmd("daily"), "schedule time:09:00 tz:UTC").values["timezone"] == "UTC"
     assert parse(cmd("daily"), "schedule 09:00").values["timezone"] == "UTC"  # the default
     assert parse(cmd("daily"), "now").path == ("daily", "now")
@@ -95,8 +95,8 @@ def test_every_catalogue_command_is_in_the_discord_tree_with_its_limits() -> Non
         leaves = ([(command, built)] if not command.subcommands else
                   [(s, next(b for b in built.commands if b.name == s.name)) for s in command.subcommands])
         for leaf, discord_leaf in leaves:
-            if leaf.code_input:
-                assert not discord_leaf.parameters  # opens the code modal
+            if leaf.code_input or leaf.form_input:
+                assert not discord_leaf.parameters  # opens the code modal or the options form
                 continue
             params = {p.name: p for p in discord_leaf.parameters}
             assert list(params) == [o.name for o in leaf.options], leaf.name
@@ -105,7 +105,7 @@ def test_every_catalogue_command_is_in_the_discord_tree_with_its_limits() -> Non
                 assert param.required == option.required
                 assert (param.min_value, param.max_value) == (
                     (option.minimum, option.maximum) if option.numeric else (None, None)
-                ) or option.type is OptionType.TEXT
+                ) or option.max_length is not None
                 assert [c.value for c in param.choices] == [c.value for c in option.choices]
                 assert param.autocomplete == (option.type is OptionType.TOPIC)
         assert built.guild_only == command.in_channel_only
@@ -116,7 +116,7 @@ def test_every_catalogue_command_is_declared_and_served_on_slack() -> None:
     declared = {c["command"]: c for c in manifest()["features"]["slash_commands"]}
     assert set(declared) == set(served_commands()) == {
         SLACK_WORDS.command(c.name) for c in COMMANDS.commands}
-    assert declared["/quiz"]["usage_hint"] == "[topic] [count] [difficulty]"
+    assert declared["/quiz"]["usage_hint"] == "[topic] [count] [difficulty] [both|builtin|community]"
     assert "/drill-help" in declared and "/help" not in declared
 
 

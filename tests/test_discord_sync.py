@@ -31,6 +31,8 @@ EXPECTED = {
     "run",
     "challenge",
     "submit",
+    "bank",
+    "suggest",
     "help",
     "Run code",
 }

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 
-from bot.core.model.identity import Where
+from bot.core.model.identity import Where, Who
 from bot.core.model.messages import Message
 from bot.core.model.publisher import Publisher
 from bot.core.play import delivery as delivery_port
@@ -44,6 +44,9 @@ class CoalescingPublisher:
 
     async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
         return await delivery_port.find_sent(self.inner, where, delivery)
+
+    async def tell(self, who: Who, message: Message) -> bool:
+        return await delivery_port.tell_privately(self.inner, who, message)
 
     async def update(self, where: Where, ref: str, message: Message) -> None:
         """An authoritative edit: drops any pending refresh of the same message."""

@@ -91,6 +91,8 @@ class Schedule(Base):
     # Weekly posts in the schedule's timezone, "mon 09:00"; None = off (bot.core.play.weekly)
     challenge_at: Mapped[str | None] = mapped_column(String(16))
     digest_at: Mapped[str | None] = mapped_column(String(16))
+    # Which banks the daily question comes from: builtin, community or both (None: both)
+    bank_source: Mapped[str | None] = mapped_column(String(16))
 
 
 class Round(Base):
@@ -324,3 +326,55 @@ class ChallengeProgress(Base):
         Index("ix_challenge_progress_board", "workspace_id", "points", "solved_at"),
         Index("ix_challenge_progress_opened", "member_id", "opened_at"),
     )
+
+
+class CommunityBank(Base):
+    """A question bank a community uploaded from chat (migration 0005).
+
+    ``source`` is the latest uploaded YAML (what /bank export returns); a re-upload bumps
+    ``version``. Its questions live in ``community_questions``, kept when a later version drops
+    them, so posts made from an older version still render.
+    """
+
+    __tablename__ = "community_banks"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    slug: Mapped[str] = mapped_column(String(96))
+    title: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    source: Mapped[str] = mapped_column(Text)
+    uploaded_by: Mapped[str] = mapped_column(String(64))
+    updated_at: Mapped[datetime]
+    __table_args__ = (UniqueConstraint("workspace_id", "slug", name="uq_community_banks_ref"),)
+
+
+class CommunityQuestion(Base):
+    """One question of a community bank as served (JSON of the validated question)."""
+
+    __tablename__ = "community_questions"
+    bank_id: Mapped[int] = mapped_column(
+        ForeignKey("community_banks.id", ondelete="CASCADE"), primary_key=True
+    )
+    slug: Mapped[str] = mapped_column(String(96), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer)
+    retired: Mapped[bool] = mapped_column(Boolean, default=False)  # dropped by a later upload
+    data: Mapped[str] = mapped_column(Text)
+
+
+class Suggestion(Base):
+    """A member's suggested question waiting for an admin's /bank review (migration 0005)."""
+
+    __tablename__ = "suggestions"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    author_id: Mapped[str] = mapped_column(String(64))
+    author_name: Mapped[str] = mapped_column(String(200))
+    data: Mapped[str] = mapped_column(Text)  # the question as JSON, already checked
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    reason: Mapped[str | None] = mapped_column(Text)
+    bank_id: Mapped[int | None] = mapped_column(ForeignKey("community_banks.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime]
+    decided_at: Mapped[datetime | None]
+    decided_by: Mapped[str | None] = mapped_column(String(64))
+    __table_args__ = (Index("ix_suggestions_queue", "workspace_id", "status", "id"),)

@@ -22,9 +22,11 @@ from bot.adapters.console.publisher import ConsolePublisher
 from bot.adapters.console.screen import Screen
 from bot.core.commands import replies
 from bot.core.commands.dispatch import Caller
+from bot.core.commands.grammar import OptionError
 from bot.core.commands.help import playground_help, playground_unknown, topics_message
+from bot.core.content.community import MAX_UPLOAD_BYTES, too_big
 from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message
+from bot.core.model.messages import Message, Upload
 
 if TYPE_CHECKING:
     from bot.adapters.base import PlaygroundServices as App
@@ -122,7 +124,9 @@ class ConsoleAdapter:
             if handler is not None:
                 await handler(parsed)
             elif self.app.commands.command(parsed.name) is not None:
-                self.reply(await self.app.commands.execute_text(self.caller, parsed.name, parsed.rest))
+                pending = await self.app.commands.prepare_text(self.caller, parsed.name, parsed.rest,
+                                                               open_file=read_upload)
+                self.reply(await pending.finish())
             elif self.screen.key(parsed.name) is not None and not parsed.args:
                 await self.press(parsed.name)
             elif _looks_like_key(parsed.name) and not parsed.args:
@@ -261,3 +265,15 @@ def _looks_like_key(word: str) -> bool:
     return (len(word) == 1 and word.isalnum()) or word in (
         "show", "next", "stop", "again", "hard", "good", "easy",
     )
+
+
+def read_upload(typed: str) -> Upload:
+    """A file option in the playground is a path on this machine (``bank upload my.yaml``)."""
+    path = Path(typed).expanduser()
+    try:
+        size = path.stat().st_size
+        if size > MAX_UPLOAD_BYTES:
+            raise OptionError(too_big(size))
+        return Upload(path.name, path.read_bytes())
+    except OSError as exc:
+        raise OptionError(f"cannot read {typed}: {exc.strerror or exc}") from None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bot.adapters.console.render import compact_update
 from bot.adapters.console.screen import Screen
-from bot.core.model.identity import Where
+from bot.core.model.identity import Where, Who
 from bot.core.model.messages import Message
 
 REFS_KEPT = 500
@@ -74,6 +74,12 @@ class ConsolePublisher:
             self.screen.show(message, public=True, context="✎ updated")
         self._remember(ref, message)
         self.count += 1
+
+    async def tell(self, who: Who, message: Message) -> bool:
+        """A direct message: the playground has one member, so it is shown as such."""
+        self.screen.show(message, public=False, context=f"✉ direct message to {who.display_name or who.user_id}")
+        self.count += 1
+        return True
 
     def adopt(self, ref: str, message: Message) -> None:
         """Track a post from the database (shown again) so later updates print compactly."""

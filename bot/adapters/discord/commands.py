@@ -42,8 +42,10 @@ def _words(text: str) -> str:
 def annotation(option: Option) -> Any:
     """The discord.py parameter type that makes Discord enforce the catalogue's limits."""
     if option.type is OptionType.INT:
-        if option.minimum is not None and option.maximum is not None:
-            return app_commands.Range[int, int(option.minimum), int(option.maximum)]
+        if option.minimum is not None or option.maximum is not None:
+            low = int(option.minimum) if option.minimum is not None else None
+            high = int(option.maximum) if option.maximum is not None else None
+            return app_commands.Range[int, low, high]
         return int
     if option.type is OptionType.FLOAT:
         if option.minimum is not None and option.maximum is not None:
@@ -51,6 +53,8 @@ def annotation(option: Option) -> Any:
         return float
     if option.type is OptionType.BOOL:
         return bool
+    if option.type is OptionType.FILE:
+        return discord.Attachment
     if option.max_length is not None:
         return app_commands.Range[str, 1, option.max_length]
     return str
@@ -93,9 +97,18 @@ def _run_command(command: Command) -> app_commands.Command[Any, ..., None]:
     return app_commands.Command(name=command.name, description=command.description, callback=run)
 
 
+def _form_command(command: Command) -> app_commands.Command[Any, ..., None]:
+    async def ask(interaction: discord.Interaction) -> None:
+        await handlers(interaction).open_form(interaction, command, (command.name,))
+
+    return app_commands.Command(name=command.name, description=_words(command.description), callback=ask)
+
+
 def build(command: Command) -> app_commands.Command[Any, ..., None] | app_commands.Group:
     if command.code_input:
         built: Any = _run_command(command)
+    elif command.form_input:
+        built = _form_command(command)
     elif command.subcommands:
         built = app_commands.Group(name=command.name, description=_words(command.description))
         for sub in command.subcommands:

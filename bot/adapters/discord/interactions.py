@@ -16,11 +16,13 @@ import discord
 from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.discord.publisher import make_ref
 from bot.adapters.discord.render import render_message
-from bot.adapters.discord.views import RunCodeModal
+from bot.adapters.discord.views import OptionsModal, RunCodeModal
 from bot.core.commands import replies
+from bot.core.commands.catalogue import Command
 from bot.core.commands.dispatch import Caller, Pending
+from bot.core.content.community import MAX_UPLOAD_BYTES, too_big
 from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message
+from bot.core.model.messages import Message, Upload
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App
@@ -50,6 +52,10 @@ def caller_of(interaction: discord.Interaction) -> Caller:
     """Discord resolves the member's permissions in the channel into the payload."""
     where = where_of(interaction) if interaction.guild_id else None
     return Caller(who_of(interaction), where, interaction.permissions.manage_guild, WORDS)
+
+
+class FileRefusedError(ValueError):
+    """An attachment refused before download; the message is the core's."""
 
 
 class _ThreadAck:
@@ -120,6 +126,13 @@ class Handlers:
     ) -> None:
         root = self.app.commands.command(path[0])
         public = root is not None and not root.private
+        if any(isinstance(v, discord.Attachment) for v in values.values()):
+            await self.defer(interaction, ephemeral=not public)  # a download may take a moment
+            try:
+                values = await self.read_files(values)
+            except FileRefusedError as exc:
+                await self.reply(interaction, replies.notice(str(exc)), deferred_ephemeral=not public)
+                return
         try:  # the durable first step (a /daily now claim) before the acknowledgement
             pending = await self.app.commands.prepare_values(caller_of(interaction), path, values)
         except Exception:
@@ -132,6 +145,27 @@ class Handlers:
             log.exception("discord command failed", extra={"command": " ".join(path)})
             message = replies.notice(SORRY)
         await self.reply(interaction, message, deferred_ephemeral=not public)
+
+    @staticmethod
+    async def read_files(values: dict[str, object]) -> dict[str, object]:
+        """Attachments become the core's ``Upload``; one over the size cap is never downloaded."""
+        out = dict(values)
+        for name, value in values.items():
+            if isinstance(value, discord.Attachment):
+                if value.size > MAX_UPLOAD_BYTES:
+                    raise FileRefusedError(too_big(value.size))
+                out[name] = Upload(value.filename, await value.read())
+        return out
+
+    async def open_form(self, interaction: discord.Interaction, command: Command, path: tuple[str, ...]) -> None:
+        """A form_input command (e.g. /suggest): its options in a modal; the submit runs it."""
+        refusal = self.app.commands.refusal_of(caller_of(interaction), path)
+        if refusal is not None:
+            await self.private(interaction, refusal)
+            return
+        modal = OptionsModal(command, path, command.description.split(";")[0].replace("{workspace}", "server"),
+                             custom_id=f"td-form:{uuid.uuid4().hex}")
+        await interaction.response.send_modal(modal)
 
     # ---- buttons -------------------------------------------------------------------------
     async def on_action(self, interaction: discord.Interaction, action_id: str) -> None:

@@ -16,7 +16,7 @@ import discord
 
 from bot.adapters.discord.render import render_message
 from bot.core.model.actions import BadActionError, decode
-from bot.core.model.identity import Where
+from bot.core.model.identity import Where, Who
 from bot.core.model.messages import Message
 from bot.core.play.delivery import Delivery, LookupUnavailableError
 
@@ -115,6 +115,12 @@ class DiscordPublisher:
                 "grant the bot Read Message History"
             ) from exc
         return None
+
+    async def tell(self, who: Who, message: Message) -> bool:
+        """A direct message from the bot (members may close their DMs: then it raises)."""
+        channel = await self.client.create_dm(discord.Object(int(who.user_id)))
+        await channel.send(**render_message(message).send_kwargs(), allowed_mentions=mentions_of(message))
+        return True
 
     async def update(self, where: Where, ref: str, message: Message) -> None:
         channel_id, message_id = parse_ref(ref)

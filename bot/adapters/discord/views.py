@@ -1,4 +1,4 @@
-"""Discord UI pieces: persistent answer buttons and the `/run` code modal.
+"""Discord UI pieces: persistent answer buttons, the `/run` code modal and option forms.
 
 Buttons are ``DynamicItem``s whose custom_id is the core's action id, so a click on a message
 posted before a restart (or by another shard) is routed without any stored view.
@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 import discord
 
+from bot.core.commands.catalogue import Command
 from bot.core.model.actions import ACTION_PATTERN
 
 CODE_INPUT_LIMIT = 4000  # Discord's maximum for a text input
@@ -79,3 +80,30 @@ class RunCodeModal(discord.ui.Modal, title="Run a PyTorch snippet"):
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
         await handlers_of(interaction).on_run_code(interaction, self.code.value, self.command)
+
+
+class OptionsModal(discord.ui.Modal):
+    """A form_input command's options as text boxes (Discord allows five per modal)."""
+
+    def __init__(self, command: Command, path: tuple[str, ...], title: str, *, custom_id: str) -> None:
+        super().__init__(timeout=900, custom_id=custom_id, title=title[:45])
+        self.path = path
+        self.inputs: dict[str, discord.ui.TextInput[OptionsModal]] = {}
+        for option in command.options[:5]:
+            box: discord.ui.TextInput[OptionsModal] = discord.ui.TextInput(
+                label=option.name.capitalize()[:45],
+                style=discord.TextStyle.paragraph if option.multiline else discord.TextStyle.short,
+                placeholder=option.description[:100],
+                required=option.required,
+                max_length=min(option.max_length or CODE_INPUT_LIMIT, CODE_INPUT_LIMIT),
+                custom_id=f"td-opt-{option.name}",
+            )
+            self.inputs[option.name] = box
+            self.add_item(box)
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        values: dict[str, object] = {name: box.value for name, box in self.inputs.items() if box.value}
+        handlers = getattr(interaction.client, "handlers", None)
+        if handlers is None:
+            raise RuntimeError("this Discord client has no torchdrill handlers attached")
+        await handlers.command(interaction, self.path, values)

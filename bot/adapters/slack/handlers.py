@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -24,9 +25,12 @@ from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.blocks import render
 from bot.adapters.slack.publisher import Ref, parse_ref
 from bot.core.commands import replies
+from bot.core.commands.catalogue import Command, Option, OptionType
 from bot.core.commands.dispatch import Caller, CodeForm, Pending
+from bot.core.commands.grammar import OptionError, resolve
+from bot.core.content.community import MAX_UPLOAD_BYTES, too_big
 from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message
+from bot.core.model.messages import Message, Upload
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App
@@ -40,6 +44,7 @@ WORDS = replies.Words(
     renames={"help": HELP_COMMAND}, invite="Invite me first: `/invite @torchdrill`.",
 )
 RUN_MODAL_ID = "td-run"
+FORM_MODAL_ID = "td-form"
 RUN_SHORTCUT_ID = "td-run-code"
 CODE_BLOCK_ID = "code"
 CODE_ACTION_ID = "code"
@@ -66,6 +71,29 @@ def where_of(body: dict[str, Any]) -> Where:
     channel = body.get("channel") or {}
     team = (body.get("team") or {}).get("id") or body["user"].get("team_id", "")
     return Where(PLATFORM, team, channel["id"], channel.get("name"))
+
+
+class FileRefusedError(ValueError):
+    """A file refused before or while downloading; the message is for the member."""
+
+
+def form_block(option: Option) -> dict[str, Any]:
+    """One catalogue option as a Block Kit input (file, menu or text box)."""
+    label = {"type": "plain_text", "text": option.name.capitalize()}
+    hint = {"type": "plain_text", "text": option.description.replace("{workspace}", WORDS.workspace)[:150]}
+    element: dict[str, Any]
+    if option.type is OptionType.FILE:
+        element = {"type": "file_input", "action_id": option.name, "max_files": 1,
+                   "filetypes": ["yaml", "yml", "txt", "md", "text"]}
+    elif option.choices:
+        element = {"type": "static_select", "action_id": option.name, "options": [
+            {"text": {"type": "plain_text", "text": c.value}, "value": c.value} for c in option.choices]}
+    else:
+        element = {"type": "plain_text_input", "action_id": option.name, "multiline": option.multiline}
+        if option.max_length:
+            element["max_length"] = min(option.max_length, SLACK_INPUT_LIMIT)
+    return {"type": "input", "block_id": option.name, "label": label, "hint": hint, "element": element,
+            "optional": not option.required}
 
 
 def submitted_code(body: dict[str, Any]) -> str:
@@ -181,7 +209,8 @@ class Handlers:
         commands = self.app.commands
         command = commands.command(name.lstrip("/"))
         try:
-            caller = await self.caller(body, needs_admin=bool(command and command.admin_only))
+            caller = await self.caller(body, needs_admin=bool(command and (
+                command.admin_only or any(s.admin_only for s in command.subcommands))))
             return await commands.prepare_text(caller, name, body.get("text", ""))
         except Exception:
             log.exception("slack command failed", extra={"command": name})
@@ -224,6 +253,101 @@ class Handlers:
             await self.publisher.refresh(where, ref, outcome.public)
         except SlackApiError:  # e.g. the message was deleted; the answer still counts
             log.warning("could not refresh the answer count of %s", ref, exc_info=True)
+
+    # ---- forms: /suggest, and commands that take a file (/bank upload, /bank import) ------
+    def form_leaf(self, command: Command, text: str) -> tuple[Command, tuple[str, ...]] | None:
+        """The leaf this slash command text names, when it must be asked for in a form."""
+        try:
+            leaf, path, _ = resolve(command, text.split())
+        except OptionError:
+            return None
+        if any(o.type is OptionType.FILE for o in leaf.options):
+            return leaf, path  # a slash command cannot carry a file
+        if leaf.form_input and not text.strip():
+            return leaf, path  # typed options (name:value) work as for any command
+        return None
+
+    async def open_form(self, body: dict[str, Any], respond: Respond, leaf: Command,
+                        path: tuple[str, ...]) -> None:
+        needs_admin = any(c.admin_only for c in (self.app.commands.command(path[0]), leaf) if c)
+        caller = await self.caller(body, needs_admin=needs_admin)
+        refusal = self.app.commands.refusal_of(caller, path)
+        if refusal is not None:
+            await self.reply(respond, refusal)
+            return
+        where = where_of(body)
+        meta = {"channel": where.channel_id, "name": where.name, "team": where.workspace, "path": list(path)}
+        view = {
+            "type": "modal", "callback_id": FORM_MODAL_ID,
+            "external_id": f"{FORM_MODAL_ID}-{uuid.uuid4().hex}",
+            "private_metadata": json.dumps(meta),
+            "title": {"type": "plain_text", "text": f"/{' '.join(path)}"[:24]},
+            "submit": {"type": "plain_text", "text": "Send"},
+            "close": {"type": "plain_text", "text": "Cancel"},
+            "blocks": [form_block(o) for o in leaf.options],
+        }
+        try:
+            await self.client.views_open(trigger_id=body["trigger_id"], view=view)
+        except SlackApiError as exc:
+            log.warning("views.open failed: %s", exc.response.get("error"))
+            await self.reply(respond, replies.notice(replies.SORRY))
+
+    async def on_form_submitted(self, body: dict[str, Any]) -> None:
+        meta = json.loads(body["view"].get("private_metadata") or "{}")
+        who = who_of(body)
+        where = Where(PLATFORM, meta.get("team") or who.workspace, meta["channel"], meta.get("name"))
+        path = tuple(meta.get("path") or ())
+        try:
+            values = await self.form_values(body["view"]["state"]["values"])
+            command = self.app.commands.command(path[0])
+            leaf = command.sub(path[1]) if command is not None and len(path) > 1 else command
+            admin = await self.is_admin(who.user_id) if any(
+                c is not None and c.admin_only for c in (command, leaf)) else False
+            message = await self.app.commands.execute_values(Caller(who, where, admin, WORDS), path, values)
+        except FileRefusedError as exc:
+            message = replies.notice(str(exc))
+        except Exception:
+            log.exception("slack form failed", extra={"command": " ".join(path)})
+            message = replies.notice(replies.SORRY)
+        await self.tell(who, where, message, None)
+        if message.attachments:
+            await self.attach(message, who, None)
+
+    async def form_values(self, state: dict[str, Any]) -> dict[str, object]:
+        values: dict[str, object] = {}
+        for name, actions in state.items():
+            value = actions.get(name) or {}
+            kind = value.get("type")
+            if kind == "file_input":
+                files = value.get("files") or []
+                if files:
+                    values[name] = await self.download(files[0])
+            elif kind == "static_select":
+                selected = value.get("selected_option")
+                if selected:
+                    values[name] = selected["value"]
+            elif value.get("value"):
+                values[name] = value["value"]
+        return values
+
+    async def download(self, file: dict[str, Any]) -> Upload:
+        """A file from a file_input, fetched with the bot token (never over the size cap)."""
+        size = int(file.get("size") or 0)
+        if size > MAX_UPLOAD_BYTES:
+            raise FileRefusedError(too_big(size))
+        url = file.get("url_private_download") or file.get("url_private")
+        if not url:
+            raise FileRefusedError("Slack did not share that file with me; upload it again.")
+        headers = {"Authorization": f"Bearer {self.client.token}"}
+        timeout = aiohttp.ClientTimeout(total=10)
+        async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url, headers=headers) as got:
+            if got.status != 200:
+                raise FileRefusedError(f"I could not download {file.get('name', 'the file')} "
+                                       f"(Slack answered {got.status}).")
+            data = await got.content.read(MAX_UPLOAD_BYTES + 1)
+        if len(data) > MAX_UPLOAD_BYTES:
+            raise FileRefusedError(too_big(len(data)))
+        return Upload(str(file.get("name") or "upload.yaml"), data)
 
     # ---- /run ----------------------------------------------------------------------------
     def run_modal(self, where: Where, initial: str, command: str = "run",

@@ -17,6 +17,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.slack.handlers import (
     CODE_BLOCK_ID,
+    FORM_MODAL_ID,
     RUN_MODAL_ID,
     RUN_SHORTCUT_ID,
     WORDS,
@@ -50,6 +51,11 @@ def _command_listener(h: Handlers, command: Command) -> Callable[..., Awaitable[
             await ack()
             await h.open_run_modal(body, respond, command.name)
             return
+        form = h.form_leaf(command, str(body.get("text", "")))
+        if form is not None:
+            await ack()
+            await h.open_form(body, respond, *form)
+            return
         # The durable first step (a /daily now claim) before the ack, unless Slack's own API
         # (the admin lookup) is slow: the ack never waits past PRE_ACK_BUDGET_S.
         preparing = asyncio.ensure_future(h.prepare(command.name, body))
@@ -81,6 +87,11 @@ def register(bolt: AsyncApp, h: Handlers) -> None:
             return
         await ack()
         await h.on_run_submitted(body)
+
+    @bolt.view_submission(FORM_MODAL_ID)
+    async def on_form_submitted(ack: Ack, body: dict[str, Any]) -> None:
+        await ack()
+        await h.on_form_submitted(body)
 
     @bolt.shortcut(RUN_SHORTCUT_ID)
     async def on_run_shortcut(ack: Ack, body: dict[str, Any], respond: Respond) -> None:

@@ -19,6 +19,7 @@ BOT_SCOPES = [
     "chat:write.public",  # post in public channels without being invited
     "users:read",  # /daily admin check (users.info)
     "files:write",  # full /run output and charts as files
+    "files:read",  # /bank upload and /bank import: the file an admin attaches in the form
     "im:write",  # private charts (/stats) go to the member's direct messages with the bot
     "channels:history",  # before re-sending a daily post, look whether it already landed
     "groups:history",  # the same in private channels

@@ -23,7 +23,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.blocks import render
-from bot.core.model.identity import Where
+from bot.core.model.identity import Where, Who
 from bot.core.model.messages import Message
 from bot.core.play.delivery import Delivery, LookupUnavailableError
 
@@ -147,6 +147,11 @@ class SlackPublisher:
             if not cursor:
                 return None
         return None
+
+    async def tell(self, who: Who, message: Message) -> bool:
+        """A direct message: posting to a user id lands in their DM with the app."""
+        await self.client.chat_postMessage(channel=who.user_id, unfurl_links=False, **render(message))
+        return True
 
     async def update(self, where: Where, ref: str, message: Message) -> None:
         """chat.update replaces text and blocks, so a message without buttons loses them."""

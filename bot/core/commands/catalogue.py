@@ -18,6 +18,7 @@ class OptionType(StrEnum):
     CHOICE = "choice"  # one of ``choices``
     TEXT = "text"  # free text that may contain spaces (a group name); takes the rest
     BOOL = "bool"  # by name only: chart:true
+    FILE = "file"  # an attached file: Discord attachment, Slack file (in a form), console path
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Option:
     aliases: tuple[str, ...] = ()  # other names accepted in ``name:value`` form
     max_length: int | None = None
     only_with: tuple[str, str] | None = None  # (option, value): meaningful only alongside it
+    multiline: bool = False  # TEXT that keeps its line breaks (a form's paragraph box)
 
     @property
     def numeric(self) -> bool:
@@ -60,6 +62,7 @@ class Command:
     private: bool = True  # replies only the member sees
     in_channel_only: bool = False  # needs a channel (not a DM)
     code_input: bool = False  # the platform asks for code (a modal) instead of options
+    form_input: bool = False  # the platform asks for the options in a form (a modal)
     help: str = ""  # the line in /help, when it says more than the description
 
     def option(self, name: str) -> Option:
@@ -102,6 +105,21 @@ CHALLENGE_ACTIONS = (
     Choice("week", "this channel's weekly challenge"),
 )
 
+BANK_SOURCES = (
+    Choice("both", "built-in and community banks", aliases=("all",)),
+    Choice("builtin", "built-in banks only", aliases=("built-in", "ours")),
+    Choice("community", "this {workspace}'s banks only", aliases=("own", "custom")),
+)
+BANKS = Option("banks", OptionType.CHOICE, "built-in, this {workspace}'s community banks, or both",
+               choices=BANK_SOURCES, aliases=("source",))
+BANK_ID = Option("bank", OptionType.WORD, "the bank's id (see /bank list)", required=True, max_length=96)
+IMPORT_FORMATS = tuple(Choice(f, f) for f in ("mcq", "numbered", "qa", "longform"))
+REVIEW_ACTIONS = (
+    Choice("next", "show the next suggestion"),
+    Choice("approve", "approve suggestion id into a bank"),
+    Choice("reject", "reject suggestion id, telling the author why"),
+)
+
 CATALOGUE: tuple[Command, ...] = (
     Command(
         "quiz", "A private quiz",
@@ -109,6 +127,7 @@ CATALOGUE: tuple[Command, ...] = (
             TOPIC,
             Option("count", OptionType.INT, "how many questions", default=5, minimum=1, maximum=20),
             Option("difficulty", OptionType.INT, "1 easy, 2 medium, 3 hard", minimum=1, maximum=3),
+            BANKS,
         ),
         help="a private quiz; explanations right after each answer",
     ),
@@ -160,6 +179,7 @@ CATALOGUE: tuple[Command, ...] = (
                     TOPIC,
                     Option("reveal_after_hours", OptionType.FLOAT, "hours until the answer is revealed",
                            minimum=0.25, maximum=72, aliases=("reveal",)),
+                    BANKS,
                 ),
             ),
             Command("pause", "Pause the daily question in this channel"),
@@ -202,6 +222,59 @@ CATALOGUE: tuple[Command, ...] = (
         "submit", "Submit your solution to your open /challenge; the verdict lands in a thread",
         code_input=True, private=False,
         help="submit your solution to your open /challenge (a box prefilled with its stub)",
+    ),
+    Command(
+        "bank", "This {workspace}'s own question banks",
+        in_channel_only=True,
+        subcommands=(
+            Command("upload", "Add or replace a bank: attach a YAML file (same format as ours)",
+                    options=(Option("file", OptionType.FILE, "the bank, a .yaml file", required=True),),
+                    admin_only=True),
+            Command("list", "The community banks of this {workspace}"),
+            Command("show", "A bank's questions", options=(BANK_ID,)),
+            Command("disable", "Stop serving a bank (posts already out keep working)", options=(BANK_ID,),
+                    admin_only=True),
+            Command("enable", "Serve a disabled bank again", options=(BANK_ID,), admin_only=True),
+            Command("export", "A bank's YAML file, to edit and upload again", options=(BANK_ID,),
+                    admin_only=True),
+            Command(
+                "review", "Suggested questions: the next one, approve or reject",
+                options=(
+                    Option("action", OptionType.CHOICE, "next, approve or reject", default="next",
+                           choices=REVIEW_ACTIONS),
+                    Option("id", OptionType.INT, "the suggestion's number", minimum=1),
+                    Option("bank", OptionType.WORD, "bank to approve into (default: suggestions)",
+                           max_length=96),
+                    Option("reason", OptionType.TEXT, "why it is rejected (the author is told)",
+                           max_length=300),
+                ),
+                admin_only=True,
+            ),
+            Command(
+                "import", "A raw document (mcq, numbered, qa, longform) → a draft bank to fix and upload",
+                options=(
+                    Option("format", OptionType.CHOICE, "how the document is laid out", required=True,
+                           choices=IMPORT_FORMATS),
+                    Option("file", OptionType.FILE, "the document, a text file", required=True),
+                ),
+                admin_only=True,
+            ),
+        ),
+        help="this {workspace}'s own question banks: list, show; admins upload, review, export",
+    ),
+    Command(
+        "suggest", "Suggest a question for this {workspace}'s banks; admins review it",
+        options=(
+            Option("prompt", OptionType.TEXT, "the question", required=True, max_length=150),
+            Option("choices", OptionType.TEXT,
+                   "one per line (or split by ;), * before the right one, | why-not after the others",
+                   required=True, max_length=1500, multiline=True),
+            Option("explanation", OptionType.TEXT, "why the right answer is right", required=True,
+                   max_length=1500, multiline=True),
+            Option("topic", OptionType.TOPIC, "its topic", required=True),
+            Option("difficulty", OptionType.INT, "1 easy, 2 medium, 3 hard", default=2, minimum=1, maximum=3),
+        ),
+        in_channel_only=True, form_input=True,
     ),
     Command("help", "What torchdrill can do"),
 )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Catalogue, Command
-from bot.core.commands.grammar import OptionError, Request, parse, resolve, validate
+from bot.core.commands.grammar import FileOpener, OptionError, Request, parse, resolve, validate
 from bot.core.commands.help import help_message
 from bot.core.model.actions import BadActionError, Verb, decode
 from bot.core.model.identity import Where, Who
@@ -23,8 +23,10 @@ from bot.core.model.publisher import Publisher
 from bot.core.model.tasks import BackgroundTasks
 from bot.core.model.topics import TOPICS
 from bot.core.play.answers import Outcome
+from bot.core.play.bank_desk import BankDesk, Tell
 from bot.core.play.challenge_desk import KIND as CHALLENGE_KIND
 from bot.core.play.challenge_desk import SUBMISSION_MAX, SUBMIT_HOW, ChallengeDesk
+from bot.core.play.delivery import tell_privately
 from bot.core.play.drill import Drill
 from bot.core.play.runs import clean_code
 from bot.core.play.user_errors import USER_ERRORS
@@ -121,8 +123,13 @@ class CommandDesk:
             "daily digest": self._daily_digest,
             "help": self._help,
             "challenge": self._challenge,
+            "bank upload": self._bank_upload, "bank list": self._bank_list, "bank show": self._bank_show,
+            "bank disable": self._bank_disable, "bank enable": self._bank_enable,
+            "bank export": self._bank_export, "bank review": self._bank_review,
+            "bank import": self._bank_import, "suggest": self._suggest,
         }
         self.challenges = ChallengeDesk(drill.db, drill.clock)
+        self.banks = BankDesk(drill.db, drill.library, drill.clock, drill.shelf)
         self.weekly = WeeklyPosting(drill.db, drill.clock, publisher, on_change=daily.changed,
                                     library=drill.library)
 
@@ -130,14 +137,15 @@ class CommandDesk:
     # Adapters call ``prepare_*`` before they acknowledge the platform and ``Pending.finish``
     # after: what must be durable before the acknowledgement (today's /daily now claim) is
     # done in ``prepare``, which stays well inside the 3 s the platforms allow.
-    async def prepare_text(self, caller: Caller, name: str, text: str) -> Pending:
+    async def prepare_text(self, caller: Caller, name: str, text: str,
+                           open_file: FileOpener | None = None) -> Pending:
         """A command typed as text (Slack, console): parse and validate."""
         command = self.catalogue.find(name.lower().lstrip("/"))
         if command is None:
             log.warning("unknown command", extra={"command": name})
             return Pending.done(replies.unknown_command(caller.words, name.lstrip("/")))
         try:
-            request = parse(command, text)
+            request = parse(command, text, open_file)
         except OptionError as exc:
             return Pending.done(replies.notice(str(exc)))
         return await self.prepare(caller, request)
@@ -180,14 +188,23 @@ class CommandDesk:
         return await (await self.prepare_values(caller, path, values)).finish()
 
     def _refusal(self, caller: Caller, request: Request) -> Message | None:
-        root = self.catalogue.find(request.path[0])
-        assert root is not None
-        if (root.admin_only or request.command.admin_only) and not caller.is_admin:
-            return replies.admin_only(caller.words, request.key)
-        if (root.in_channel_only or request.command.in_channel_only) and caller.where is None:
-            return replies.notice(replies.IN_CHANNEL_ONLY.format(command=request.key))
-        if request.key not in self.handlers:
-            return replies.unknown_command(caller.words, request.key)
+        return self.refusal_of(caller, request.path)
+
+    def refusal_of(self, caller: Caller, path: tuple[str, ...]) -> Message | None:
+        """Why ``caller`` may not use the command at ``path`` (None: they may), before any
+        form is shown for it."""
+        root = self.catalogue.find(path[0])
+        if root is None:
+            return replies.unknown_command(caller.words, path[0])
+        leaf, key = root, " ".join(path)
+        for name in path[1:]:
+            leaf = leaf.sub(name)
+        if (root.admin_only or leaf.admin_only) and not caller.is_admin:
+            return replies.admin_only(caller.words, key)
+        if (root.in_channel_only or leaf.in_channel_only) and caller.where is None:
+            return replies.notice(replies.IN_CHANNEL_ONLY.format(command=key))
+        if key not in self.handlers:
+            return replies.unknown_command(caller.words, key)
         return None
 
     async def execute(self, caller: Caller, request: Request) -> Message:
@@ -342,7 +359,54 @@ class CommandDesk:
     async def _quiz(self, caller: Caller, r: Request) -> Message:
         v = r.values
         return await self.drill.practice.quiz(
-            caller.who, topic=v["topic"], count=v["count"], difficulty=v["difficulty"]  # type: ignore[arg-type]
+            caller.who, topic=v["topic"], count=v["count"], difficulty=v["difficulty"],  # type: ignore[arg-type]
+            source=v["banks"],  # type: ignore[arg-type]
+        )
+
+    # ---- /bank and /suggest --------------------------------------------------------------
+    async def _bank_upload(self, caller: Caller, r: Request) -> Message:
+        return await self.banks.upload(caller.who, r.values["file"])  # type: ignore[arg-type]
+
+    async def _bank_list(self, caller: Caller, r: Request) -> Message:
+        return await self.banks.list(caller.who, caller.words.workspace)
+
+    async def _bank_show(self, caller: Caller, r: Request) -> Message:
+        return await self.banks.show(caller.who, str(r.values["bank"]))
+
+    async def _bank_disable(self, caller: Caller, r: Request) -> Message:
+        return await self.banks.set_enabled(caller.who, str(r.values["bank"]), False)
+
+    async def _bank_enable(self, caller: Caller, r: Request) -> Message:
+        return await self.banks.set_enabled(caller.who, str(r.values["bank"]), True)
+
+    async def _bank_export(self, caller: Caller, r: Request) -> Message:
+        return await self.banks.export(caller.who, str(r.values["bank"]))
+
+    async def _bank_import(self, caller: Caller, r: Request) -> Message:
+        return self.banks.draft(r.values["file"], str(r.values["format"]))  # type: ignore[arg-type]
+
+    async def _bank_review(self, caller: Caller, r: Request) -> Message:
+        v, review = r.values, caller.words.command("bank") + " review"
+        if v["action"] == "next":
+            return await self.banks.review_next(caller.who)
+        if v["id"] is None:
+            return replies.notice(f"Name the suggestion: {review} {v['action']} id:N")
+        tell = self._teller()
+        if v["action"] == "approve":
+            return await self.banks.approve(caller.who, int(v["id"]), v["bank"], tell)  # type: ignore[call-overload]
+        return await self.banks.reject(caller.who, int(v["id"]), v["reason"], tell)  # type: ignore[call-overload, arg-type]
+
+    def _teller(self) -> Tell:
+        async def tell(who: Who, message: Message) -> bool:
+            return await tell_privately(self.publisher, who, message)
+
+        return tell
+
+    async def _suggest(self, caller: Caller, r: Request) -> Message:
+        v = r.values
+        return await self.banks.suggest(
+            caller.who, prompt=str(v["prompt"]), choices=str(v["choices"]), explanation=str(v["explanation"]),
+            topic=str(v["topic"]), difficulty=int(v["difficulty"]),  # type: ignore[call-overload]
         )
 
     async def _review(self, caller: Caller, r: Request) -> Message:
@@ -394,6 +458,7 @@ class CommandDesk:
         return await self.daily.set_schedule(
             caller.where, at=v["time"], timezone=v["timezone"], weekdays=v["weekdays"],  # type: ignore[arg-type]
             topic=v["topic"], reveal_after_hours=v["reveal_after_hours"],  # type: ignore[arg-type]
+            source=v["banks"],  # type: ignore[arg-type]
         )
 
     async def _daily_pause(self, caller: Caller, r: Request) -> Message:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.core.commands.catalogue import Command, Option, OptionType
+from bot.core.model.messages import Upload
 from bot.core.model.topics import UnknownTopicError, normalize_topic
 
 _NAMED = re.compile(r"^([a-z_]+)[:=](.*)$", re.DOTALL)
@@ -85,8 +87,14 @@ def validate_value(option: Option, raw: object) -> object:
             value = normalize_topic(str(raw))
         except UnknownTopicError as exc:
             raise OptionError(str(exc)) from None
+    elif option.type is OptionType.FILE:
+        if not isinstance(raw, Upload):
+            raise OptionError(f"{name}: attach a file")
+        value = raw
     else:
-        value = " ".join(str(raw).split())
+        text = str(raw)
+        value = "\n".join(" ".join(ln.split()) for ln in text.strip().splitlines()) if option.multiline \
+            else " ".join(text.split())
         if not value:
             raise OptionError(f"{name} must not be empty")
         if option.max_length is not None and len(str(value)) > option.max_length:
@@ -139,8 +147,12 @@ def resolve(root: Command, words: list[str]) -> tuple[Command, tuple[str, ...], 
     return command, path, words
 
 
-def parse(root: Command, text: str) -> Request:
-    """``text`` after the command name → a validated request."""
+FileOpener = Callable[[str], Upload]
+
+
+def parse(root: Command, text: str, open_file: FileOpener | None = None) -> Request:
+    """``text`` after the command name → a validated request; ``open_file`` turns a file
+    option's text (the console's path) into the file, where the front end can read one."""
     try:
         words = shlex.split(text or "")
     except ValueError as exc:
@@ -158,6 +170,10 @@ def parse(root: Command, text: str) -> Request:
         else:
             positional.append(word)
     _assign_positional(command, positional, named)
+    for option in command.options:
+        given = named.get(option.name)
+        if option.type is OptionType.FILE and isinstance(given, str) and open_file is not None:
+            named[option.name] = open_file(given)
     return validate(command, named, path)
 
 

@@ -289,6 +289,11 @@ class Library:
 
     def __post_init__(self) -> None:
         self._by_id: dict[str, Question] = {}
+        # Community banks (bot.core.content.community): every served id of every community,
+        # retired ones included, so any post still renders; and what each community may be
+        # offered, keyed (platform, workspace). Kept in step with the database by the Shelf.
+        self.community: dict[str, Question] = {}
+        self.offered: dict[tuple[str, str], list[Question]] = {}
         self._reindex()
 
     def _reindex(self) -> None:
@@ -296,16 +301,29 @@ class Library:
 
     @property
     def questions(self) -> list[Question]:
+        """The built-in questions (community ones are offered only to their community)."""
         return [q for b in self.banks for q in b.questions]
 
+    def offered_to(self, community: tuple[str, str] | None, source: str = "both") -> list[Question]:
+        """What a community may be served: built-in, its own banks' questions, or both."""
+        builtin = self.questions if source != "community" or community is None else []
+        own = self.offered.get(community, []) if community is not None and source != "builtin" else []
+        return [*builtin, *own]
+
+    def set_community(self, every: dict[str, Question], offered: dict[tuple[str, str], list[Question]]) -> None:
+        self.community, self.offered = every, offered
+
     def get(self, question_id: str) -> Question | None:
-        return self._by_id.get(question_id)
+        return self._by_id.get(question_id) or self.community.get(question_id)
 
     def __getitem__(self, question_id: str) -> Question:
-        return self._by_id[question_id]
+        found = self.get(question_id)
+        if found is None:
+            raise KeyError(question_id)
+        return found
 
     def __contains__(self, question_id: object) -> bool:
-        return question_id in self._by_id
+        return question_id in self._by_id or question_id in self.community
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -395,11 +413,16 @@ def _format_error(err: Any) -> str:
 
 def load_bank(path: Path) -> tuple[Bank | None, list[Problem]]:
     """Parse and validate one bank file. Returns (bank or None, problems)."""
-    problems: list[Problem] = []
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return None, [Problem(path, 1, f"cannot read file: {exc}")]
+    return parse_bank(text, path)
+
+
+def parse_bank(text: str, path: Path) -> tuple[Bank | None, list[Problem]]:
+    """Parse and validate a bank's text; ``path`` names it in problems (a file or an upload)."""
+    problems: list[Problem] = []
     try:
         raw = yaml.load(text, Loader=_LineLoader)
     except yaml.YAMLError as exc:

@@ -20,6 +20,10 @@ class Who:
     user_id: str
     display_name: str = ""
 
+    @property
+    def community(self) -> tuple[str, str]:
+        return (self.platform, self.workspace)
+
 
 @dataclass(frozen=True)
 class Where:
@@ -27,6 +31,11 @@ class Where:
     workspace: str
     channel_id: str
     name: str | None = None
+
+    @property
+    def community(self) -> tuple[str, str]:
+        """The server or workspace: whose community banks this channel may be served."""
+        return (self.platform, self.workspace)
 
 
 class BadTimezoneError(ValueError):

@@ -51,6 +51,14 @@ class Attachment:
     inline: bool = False  # an image shown in the message itself, e.g. a chart
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A file a member attached to a command (Discord attachment, Slack file, console path)."""
+
+    filename: str
+    data: bytes
+
+
 @dataclass
 class Message:
     title: str | None = None

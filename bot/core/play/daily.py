@@ -26,6 +26,7 @@ from sqlalchemy import select, update
 
 from bot.core import render
 from bot.core.content.bank import Kind
+from bot.core.content.community import DEFAULT_BANK_SOURCE, SOURCE_LABELS
 from bot.core.model.clock import as_utc
 from bot.core.model.identity import Where, channel_row, check_timezone
 from bot.core.model.kinds import PostKind
@@ -34,7 +35,7 @@ from bot.core.model.publisher import Publisher
 from bot.core.model.topics import TOPICS, normalize_topic
 from bot.core.play.delivery import Delivery, LookupUnavailableError, send_or_find
 from bot.core.play.posts import create_post, is_closed, public_view
-from bot.core.play.selection import next_for_channel, pool
+from bot.core.play.selection import next_for_channel, pool, pool_key_of
 from bot.storage.models import Channel, DailyClaim, Post, Schedule, Workspace
 from bot.storage.upsert import dialect_insert
 
@@ -117,6 +118,7 @@ class ScheduleView:
     paused: bool
     challenge_at: str | None = None  # the weekly challenge, "mon 09:00" (bot.core.play.weekly)
     digest_at: str | None = None  # the weekly digest, same form
+    bank_source: str = DEFAULT_BANK_SOURCE  # built-in banks, the community's, or both
 
     def fire_time_on(self, day: date) -> datetime:
         hour, minute = map(int, self.time_of_day.split(":"))
@@ -159,6 +161,7 @@ def _view(sched: Schedule, channel: Channel, ws: Workspace) -> ScheduleView:
         paused=sched.paused,
         challenge_at=sched.challenge_at,
         digest_at=sched.digest_at,
+        bank_source=sched.bank_source or DEFAULT_BANK_SOURCE,
     )
 
 
@@ -180,8 +183,9 @@ def describe(view: ScheduleView, now: datetime) -> str:
     days = ",".join(view.weekdays)
     topic = TOPICS[view.topic] if view.topic else "all topics"
     state = "⏸ paused" if view.paused else "▶ active"
+    banks = "" if view.bank_source == DEFAULT_BANK_SOURCE else f"{SOURCE_LABELS[view.bank_source]} · "
     text = (
-        f"{state} · {view.time_of_day} {view.timezone} on {days} · {topic} · "
+        f"{state} · {view.time_of_day} {view.timezone} on {days} · {topic} · {banks}"
         f"reveal after {int(view.reveal_after.total_seconds() // 3600)} h or at the next post"
     )
     nxt = view.next_fire_after(now)
@@ -304,14 +308,19 @@ class DailyPosting:
     async def set_schedule(
         self, where: Where, *, at: str, timezone: str = "UTC", weekdays: str | None = None,
         topic: str | None = None, reveal_after_hours: float | None = None,
+        source: str | None = None,
     ) -> Message:
+        source = source or DEFAULT_BANK_SOURCE
         try:
             time_of_day = parse_time(at)
             tz = check_timezone(timezone).key
             days = parse_weekdays(weekdays)
             topic_slug = normalize_topic(topic) if topic else None
-            if topic_slug:
-                pool(self.drill.library, topic=topic_slug, kinds=[Kind.MCQ])
+            if topic_slug or source != DEFAULT_BANK_SOURCE:
+                async with self.db.read() as session:
+                    await self.drill.shelf.refresh(session)
+                pool(self.drill.library, topic=topic_slug, kinds=[Kind.MCQ], community=where.community,
+                     source=source)
             hours = DEFAULT_REVEAL.total_seconds() / 3600 if reveal_after_hours is None else reveal_after_hours
             if not 0.25 <= hours <= 72:
                 raise ScheduleError(f"invalid reveal delay {reveal_after_hours!r} h: use 0.25 to 72 hours")
@@ -324,6 +333,7 @@ class DailyPosting:
             values = dict(
                 time_of_day=time_of_day, timezone=tz, weekdays=",".join(days), topic=topic_slug,
                 reveal_after_minutes=int(hours * 60), paused=False, updated_at=now,
+                bank_source=None if source == DEFAULT_BANK_SOURCE else source,
             )
             await session.execute(
                 dialect_insert(session, Schedule)
@@ -386,7 +396,7 @@ class DailyPosting:
         if claim is None and now_claim.already_sent:
             now = self.drill.clock.now()
             extra = await self.drill.ask(
-                view.where, self.publisher, kind=PostKind.NOW, topic=view.topic,
+                view.where, self.publisher, kind=PostKind.NOW, topic=view.topic, source=view.bank_source,
                 reveal_after=view.reveal_at(now) - now,
             )
             return render.notice(EXTRA_POSTED.format(post_id=extra.post_id))
@@ -507,8 +517,10 @@ class DailyPosting:
             retry = post is not None  # an earlier attempt got as far as publishing
             if post is None:
                 now = drill.clock.now()
-                candidates = pool(drill.library, topic=view.topic, kinds=[Kind.MCQ])
-                pool_key = f"mcq:{view.topic or 'all'}"
+                await drill.shelf.refresh(session)
+                candidates = pool(drill.library, topic=view.topic, kinds=[Kind.MCQ],
+                                  community=view.where.community, source=view.bank_source)
+                pool_key = pool_key_of(view.topic, view.bank_source)
                 question = await next_for_channel(session, view.channel_pk, candidates, pool_key, drill.rng)
                 post = await create_post(
                     session, question, kind=PostKind.DAILY, now=now, channel_id=view.channel_pk,

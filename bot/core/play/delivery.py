@@ -10,13 +10,16 @@ missing Slack history scope), and then the caller must not send again.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from bot.core.model.actions import Action, Verb
-from bot.core.model.identity import Where
+from bot.core.model.identity import Where, Who
 from bot.core.model.messages import Message
+
+log = logging.getLogger(__name__)
 
 KEY_PREFIX = "tdpost"  # Discord nonces are at most 25 characters
 WEEKLY_PREFIX = "tdweek"  # weekly posts: ``post_id`` is then the weekly claim's id
@@ -95,3 +98,16 @@ async def find_sent(publisher: object, where: Where, delivery: Delivery) -> str 
     """None when nothing is found, or when the publisher cannot look (one process, no peers)."""
     method = getattr(publisher, "find_sent", None)
     return None if method is None else await method(where, delivery)  # type: ignore[no-any-return]
+
+
+async def tell_privately(publisher: object, who: Who, message: Message) -> bool:
+    """A direct message to a member (e.g. the fate of their suggestion), where the platform
+    can send one; False when it cannot or the member does not accept direct messages."""
+    method = getattr(publisher, "tell", None)
+    if method is None:
+        return False
+    try:
+        return bool(await method(who, message))
+    except Exception:  # the decision is recorded either way; the note is a courtesy
+        log.warning("could not tell %s privately", who.user_id, exc_info=True)
+        return False

@@ -16,19 +16,21 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.core import render
 from bot.core.commands.replies import UNKNOWN_BUTTON
 from bot.core.content.bank import Kind, Library
+from bot.core.content.community import DEFAULT_BANK_SOURCE
 from bot.core.model.actions import Action, BadActionError, Verb, decode
 from bot.core.model.clock import Clock, SystemClock
 from bot.core.model.identity import Where, Who, channel_row
 from bot.core.model.kinds import PostKind
 from bot.core.model.messages import Message
 from bot.core.model.publisher import Publisher
-from bot.core.model.topics import TOPICS, normalize_topic
+from bot.core.model.topics import TOPICS
 from bot.core.play import quizzes
 from bot.core.play.answers import Outcome, record_grade, record_pick, show_answer
-from bot.core.play.posts import create_post, due_reveals, public_view, reveal
+from bot.core.play.posts import QuestionGoneError, create_post, due_reveals, public_view, reveal
 from bot.core.play.practice import Practice
 from bot.core.play.rounds import Rounds
-from bot.core.play.selection import next_for_channel, pool
+from bot.core.play.selection import next_for_channel, pool, pool_key_of
+from bot.core.play.shelf import Shelf
 from bot.core.progress.boards import Boards
 from bot.observability.metrics import ANSWERS_RECORDED, observe_interaction
 from bot.storage.db import Database
@@ -54,6 +56,7 @@ class Drill:
     ) -> None:
         self.db = db
         self.library = library
+        self.shelf = Shelf(library)
         self.clock = clock or SystemClock()
         self.rng = rng or random.Random()
         self.practice = Practice(self)
@@ -74,7 +77,15 @@ class Drill:
 
     async def _dispatch(self, who: Who, action: Action) -> Outcome:
         # retried whole through a database restart; every verb is idempotent
-        return await self.db.transaction(lambda session: self._in_transaction(session, who, action))
+        try:
+            return await self.db.transaction(lambda session: self._in_transaction(session, who, action))
+        except QuestionGoneError:  # a community question this process has not loaded yet
+            async with self.db.read() as session:
+                await self.shelf.refresh(session, force=True)
+        try:
+            return await self.db.transaction(lambda session: self._in_transaction(session, who, action))
+        except QuestionGoneError:
+            return Outcome(render.notice("This question was removed from the question banks."), action.post_id)
 
     async def _in_transaction(self, session: AsyncSession, who: Who, action: Action) -> Outcome:
         if action.verb is Verb.PICK:
@@ -93,13 +104,16 @@ class Drill:
     async def ask(
         self, where: Where, publisher: Publisher, *, kind: str = PostKind.NOW, topic: str | None = None,
         reveal_after: timedelta | None = timedelta(hours=12), round_id: int | None = None,
-        local_date: object = None,
+        local_date: object = None, source: str | None = None,
     ) -> Posted:
         """Post an MCQ to a channel (never a repeat until the pool is exhausted)."""
         async with self.db.write() as session:
             channel = await channel_row(session, where)
-            candidates = pool(self.library, topic=topic, kinds=[Kind.MCQ])
-            pool_key = f"mcq:{normalize_topic(topic) if topic else 'all'}"
+            await self.shelf.refresh(session)
+            source = source or DEFAULT_BANK_SOURCE
+            candidates = pool(self.library, topic=topic, kinds=[Kind.MCQ], community=where.community,
+                              source=source)
+            pool_key = pool_key_of(topic, source)
             question = await next_for_channel(session, channel.id, candidates, pool_key, self.rng)
             now = self.clock.now()
             post = await create_post(
@@ -132,6 +146,7 @@ class Drill:
     async def reveal_due(self, publisher: Publisher) -> int:
         """Reveal every channel post whose time has passed (after restarts, too). Returns how many."""
         async with self.db.read() as session:
+            await self.shelf.refresh(session)
             due = await due_reveals(session, self.clock.now())
             wheres = {post_id: await _where_of_post(session, post_id) for post_id in due}
         for post_id in due:

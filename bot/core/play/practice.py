@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from bot.core.content.community import DEFAULT_BANK_SOURCE
 from bot.core.model.identity import Where, Who, channel_row, member_row
 from bot.core.model.messages import Message
 from bot.core.play import quizzes
@@ -26,17 +27,20 @@ class Practice:
         self.drill = drill
 
     async def quiz(self, who: Who, *, topic: str | None, count: int, difficulty: int | None,
-                   rng: random.Random | None = None) -> Message:
+                   rng: random.Random | None = None, source: str | None = None) -> Message:
         d = self.drill
         async with d.db.write() as session:
+            await d.shelf.refresh(session)
             return await quizzes.start_quiz(
                 session, d.library, d.clock, who,
                 topic=topic, count=count, difficulty=difficulty, rng=rng or d.rng,
+                source=source or DEFAULT_BANK_SOURCE,
             )
 
     async def review(self, who: Who, *, count: int) -> Message:
         d = self.drill
         async with d.db.write() as session:
+            await d.shelf.refresh(session)
             return await quizzes.start_review(session, d.library, d.clock, who, count=count)
 
     async def stats(self, who: Who, where: Where | None = None) -> Message:

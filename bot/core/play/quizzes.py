@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core import render
 from bot.core.content.bank import Library, Question
+from bot.core.content.community import DEFAULT_BANK_SOURCE
 from bot.core.model.clock import Clock
 from bot.core.model.identity import Who, member_row
 from bot.core.model.kinds import PostKind
@@ -69,9 +70,11 @@ async def start_quiz(
     count: int,
     difficulty: int | None,
     rng: random.Random | None = None,
+    source: str = DEFAULT_BANK_SOURCE,
 ) -> Message:
-    """Options arrive validated against the command catalogue (count and difficulty ranges)."""
-    candidates = pool(library, topic=topic, difficulty=difficulty)
+    """Options arrive validated against the command catalogue (count and difficulty ranges);
+    community questions come from the member's own server or workspace only."""
+    candidates = pool(library, topic=topic, difficulty=difficulty, community=who.community, source=source)
     member = await member_row(session, who, clock)
     seen = set(
         await session.scalars(select(Answer.question_id).where(Answer.member_id == member.id).distinct())
@@ -96,7 +99,7 @@ async def start_review(
     due = [qid for qid in await srs.due_question_ids(session, member.id, now, count) if qid in library]
     known = await srs.known_question_ids(session, member.id)
     accuracy = await topic_accuracy(session, member.id)
-    unseen = [q for q in library.questions if q.id not in known]
+    unseen = [q for q in library.offered_to(who.community) if q.id not in known]
     # weakest topics first: low accuracy, then topics never tried, then the rest
     unseen.sort(key=lambda q: (accuracy.get(q.topic, (0.5, 0))[0], q.difficulty, q.id))
     chosen_ids = due + [q.id for q in unseen if q.id not in due]

@@ -34,7 +34,9 @@ class Rounds:
         """Register a round (options validated by the catalogue); its id, or why not."""
         d = self.drill
         try:
-            pool(d.library, topic=topic, kinds=[Kind.MCQ])
+            async with d.db.read() as session:
+                await d.shelf.refresh(session)
+            pool(d.library, topic=topic, kinds=[Kind.MCQ], community=where.community)
         except USER_ERRORS as exc:
             return render.notice(str(exc))
         async with d.db.write() as session:

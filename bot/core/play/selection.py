@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.content.bank import Kind, Library, Question, twin_groups
+from bot.core.content.community import DEFAULT_BANK_SOURCE, SOURCE_WORDS
 from bot.core.model.topics import normalize_topic
 from bot.storage.models import Served
 from bot.storage.upsert import dialect_insert
@@ -28,12 +29,15 @@ def pool(
     topic: str | None = None,
     difficulty: int | None = None,
     kinds: Sequence[Kind] | None = None,
+    community: tuple[str, str] | None = None,
+    source: str = DEFAULT_BANK_SOURCE,
 ) -> list[Question]:
-    """Questions matching the filters; an unknown topic raises UnknownTopicError."""
+    """Questions matching the filters, from the banks ``source`` names for ``community``
+    (built-in only when no community is given); an unknown topic raises UnknownTopicError."""
     wanted_topic = normalize_topic(topic) if topic else None
     found = [
         q
-        for q in library.questions
+        for q in library.offered_to(community, source)
         if (wanted_topic is None or q.topic == wanted_topic)
         and (difficulty is None or q.difficulty == difficulty)
         and (kinds is None or q.kind in kinds)
@@ -45,11 +49,22 @@ def pool(
                 f"topic {wanted_topic}" if wanted_topic else "",
                 f"difficulty {difficulty}" if difficulty else "",
                 "/".join(k.value for k in kinds) if kinds else "",
+                SOURCE_WORDS.get(source, "") if community is not None else "",
             )
             if part
         )
         raise EmptyPoolError(f"no questions match {what or 'the filter'}")
     return found
+
+
+def pool_key_of(topic: str | None, source: str = DEFAULT_BANK_SOURCE) -> str:
+    """Which rotation a channel's pick belongs to: every question once per cycle of its pool.
+
+    The built-in-and-community pool keeps the key it had before community banks existed, so
+    channels carry on their cycle.
+    """
+    key = f"mcq:{normalize_topic(topic) if topic else 'all'}"
+    return key if source == DEFAULT_BANK_SOURCE else f"{key}:{source}"
 
 
 async def next_for_channel(
