@@ -208,7 +208,25 @@ def dump_question(q: Question) -> str:
 
 
 def load_question(data: str) -> Question:
-    return Question.model_validate_json(data)
+    """A stored question, validated again; served ids (``c7.slug``) are not slugs, so they are
+    validated in their bank's own id space and put back."""
+    raw = json.loads(data)
+    if "." not in raw["id"]:
+        return Question.model_validate(raw)
+    prefix = raw["id"].split(".", 1)[0] + "."
+    refs = [*raw.get("related", []), *([raw["twin_of"]] if raw.get("twin_of") else [])]
+    ours = {r for r in refs if r.startswith(prefix)}
+    raw["id"] = raw["id"].removeprefix(prefix)
+    raw["related"] = [r.removeprefix(prefix) for r in raw.get("related", [])]
+    if raw.get("twin_of"):
+        raw["twin_of"] = raw["twin_of"].removeprefix(prefix)
+    q = Question.model_validate(raw)
+
+    def back(ref: str) -> str:
+        return prefix + ref if prefix + ref in ours else ref
+
+    return q.model_copy(update={"id": prefix + q.id, "related": [back(r) for r in q.related],
+                                "twin_of": back(q.twin_of) if q.twin_of else None})
 
 
 # ---- suggestions ---------------------------------------------------------------------------

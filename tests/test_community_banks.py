@@ -1,0 +1,298 @@
+"""Community banks through the command desk on both databases: upload with every kind of
+problem answered as `line N: …`, nothing stored unless clean; scoping across two communities;
+versions (old posts keep working); disable/export; the /suggest → /bank review flow with the
+author told; YAML bombs and oversized files; what members read on the served questions."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+
+import pytest
+import yaml
+
+from bot.core.commands.dispatch import Caller, CommandDesk
+from bot.core.content.bank import Library
+from bot.core.content.community import (
+    MAX_QUESTIONS_PER_BANK,
+    MAX_UPLOAD_BYTES,
+    MAX_YAML_NODES,
+    check_bank_text,
+    inert,
+)
+from bot.core.model.clock import FakeClock
+from bot.core.model.identity import Where, Who
+from bot.core.model.messages import Message, Upload
+from bot.core.play.daily import DailyPosting
+from bot.core.play.drill import Drill
+from bot.storage.db import Database
+
+ADMIN = Who("test", "ws-a", "u-admin", "ada")
+MEMBER = Who("test", "ws-a", "u-mia", "mia")
+OTHER = Who("test", "ws-b", "u-olaf", "olaf")
+HERE = Where("test", "ws-a", "c-a", "general")
+THERE = Where("test", "ws-b", "c-b", "general")
+
+
+class Publisher:
+    def __init__(self) -> None:
+        self.posts: list[tuple[Where, Message]] = []
+        self.told: list[tuple[Who, Message]] = []
+
+    async def publish(self, where: Where, message: Message, *, thread_of: str | None = None) -> str:
+        self.posts.append((where, message))
+        return f"m{len(self.posts)}"
+
+    async def update(self, where: Where, ref: str, message: Message) -> None:
+        pass
+
+    async def tell(self, who: Who, message: Message) -> bool:
+        self.told.append((who, message))
+        return True
+
+
+class NoRunner:
+    def desk(self) -> None:
+        return None
+
+    def unavailable(self) -> str:
+        return "no runner"
+
+
+def mcq(qid: str, prompt: str, key: str, others: list[str], topic: str = "autograd") -> dict[str, object]:
+    return {"id": qid, "kind": "mcq", "topic": topic, "difficulty": 2, "prompt": prompt,
+            "choices": [{"text": key}, *({"text": o, "why_not": f"{o} is not it."} for o in others)],
+            "answer": key, "explanation": f"{key} is right."}
+
+
+def bank_yaml(slug: str, questions: list[dict[str, object]], title: str = "Our loop") -> bytes:
+    return yaml.safe_dump({"bank": slug, "title": title, "questions": questions}, sort_keys=False).encode()
+
+
+GOOD = bank_yaml("our-loop", [
+    mcq("ours-zero-grad", "When does our team call `zero_grad`?", "Before backward", ["After step", "Never", "Twice"]),
+    mcq("ours-eval", "What does `model.eval()` switch?", "Dropout and norm", ["Grad mode", "Device", "Dtype"]),
+])
+
+
+@pytest.fixture
+def world(db: Database, library: Library, clock: FakeClock) -> tuple[CommandDesk, Publisher]:
+    publisher = Publisher()
+    drill = Drill(db, library, clock, rng=random.Random(3))
+    desk = CommandDesk(drill, DailyPosting(drill, publisher), publisher, NoRunner())
+    return desk, publisher
+
+
+def admin(who: Who = ADMIN, where: Where = HERE) -> Caller:
+    return Caller(who, where, is_admin=True)
+
+
+async def upload(desk: CommandDesk, data: bytes, name: str = "our-loop.yaml", who: Who = ADMIN,
+                 where: Where = HERE) -> Message:
+    return await desk.execute_values(admin(who, where), ("bank", "upload"), {"file": Upload(name, data)})
+
+
+async def test_upload_list_show_and_only_that_community_is_served_them(world) -> None:
+    desk, publisher = world
+    stored = await upload(desk, GOOD)
+    assert stored.title == "Bank our-loop stored: 2 questions"
+    listed = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "list")).plain()
+    assert "`our-loop` **Our loop** · 2 questions · version 1" in listed
+    shown = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "show our-loop")).plain()
+    assert "`ours-zero-grad` · Autograd · mcq · When does our team call `zero_grad`?" in shown
+    # the other community has none, and its quizzes never include ours
+    other = (await desk.execute_text(Caller(OTHER, THERE), "bank", "list")).plain()
+    assert "has no community banks yet" in other
+    refused = await desk.execute_text(Caller(OTHER, THERE), "quiz", "banks:community")
+    assert "no questions match" in refused.plain()
+    theirs = await desk.execute_text(Caller(OTHER, THERE), "quiz", "count:20")
+    ours = await desk.execute_text(Caller(MEMBER, HERE), "quiz", "banks:community count:2")
+    assert "zero_grad" not in theirs.plain() and "model.eval()" not in theirs.plain()
+    assert "When does our team call" in ours.plain() or "What does `model.eval()` switch?" in ours.plain()
+
+
+async def test_a_channel_daily_from_community_banks_only(world, clock) -> None:
+    desk, publisher = world
+    await upload(desk, GOOD)
+    set_up = await desk.execute_text(admin(), "daily", "schedule 09:00 banks:community")
+    assert "community banks only" in set_up.plain()
+    prompts = set()
+    for _ in range(4):  # two questions: a cycle of two, then a new cycle
+        await desk.execute_text(admin(), "daily", "now")
+        prompts.add(publisher.posts[-1][1].plain().splitlines()[1])
+    assert len(publisher.posts) == 4
+    assert all("our team" in p or "model.eval" in p for p in prompts), prompts
+    # the other community cannot choose our banks: it has none
+    refused = await desk.execute_text(admin(OTHER, THERE), "daily", "schedule 09:00 banks:community")
+    assert "no questions match mcq in this community's banks" in refused.plain()
+
+
+async def test_every_problem_is_a_numbered_line_and_nothing_is_stored(world) -> None:
+    desk, _ = world
+    broken = textwrap.dedent("""\
+        bank: broken
+        title: Broken
+        questions:
+          - id: b-one
+            kind: mcq
+            topic: nosuchtopic
+            difficulty: 2
+            prompt: Which?
+            choices: [A, B]
+            answer: A
+            explanation: Because.
+          - id: b-two
+            kind: mcq
+            topic: autograd
+            difficulty: 2
+            prompt: Which one?
+            choices: [{text: A}, {text: B}]
+            answer: C
+            explanation: Because.
+          - id: b-three
+            kind: mcq
+            topic: autograd
+            difficulty: 2
+            prompt: "Which __init__ runs?"
+            choices: [{text: A}, {text: B}]
+            answer: A
+            explanation: Because.
+        """).encode()
+    reply = (await upload(desk, broken, "broken.yaml")).plain()
+    assert reply.startswith("**broken.yaml was not stored: fix these and upload it again**")
+    assert "line 6: topic: unknown topic 'nosuchtopic'" in reply
+    assert "line 18: answer: the mcq answer is not among its choices" in reply
+    assert "line 24: b-three: prompt: __init__ outside backticks (Discord underlines it)" in reply
+    assert "line 25: b-three: distractor 'B' has no why_not" in reply
+    listed = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "list")).plain()
+    assert "has no community banks yet" in listed
+    syntax = (await upload(desk, b"bank: x\ntitle: [unclosed\n", "x.yaml")).plain()
+    assert "line 3: invalid YAML" in syntax
+
+
+async def test_yaml_bombs_tags_and_sizes_are_refused_before_building_anything(world, library) -> None:
+    laughs = "a: &a [" + ",".join(["x"] * 10) + "]\n"
+    for level in "bcdefgh":
+        prev = chr(ord(level) - 1)
+        laughs += f"{level}: &{level} [" + ",".join([f"*{prev}"] * 10) + "]\n"
+    checked = check_bank_text(laughs, "bomb.yaml", library)
+    assert not checked.ok
+    assert checked.errors[0].endswith(f"expands to more than {MAX_YAML_NODES:,} values (anchors and aliases "
+                                      "multiply); write the questions out")
+    deep = "bank: " + "[" * 40 + "]" * 40
+    assert "nested deeper than 12 levels" in check_bank_text(deep, "d.yaml", library).errors[0]
+    tagged = check_bank_text("bank: !!python/object/apply:os.system ['true']\n", "t.yaml", library)
+    assert tagged.errors and "invalid YAML" in tagged.errors[0]
+    big = check_bank_text(b"#" * (MAX_UPLOAD_BYTES + 1), "big.yaml", library)
+    assert big.errors == [f"line 1: The file is {MAX_UPLOAD_BYTES + 1:,} bytes; an upload may be at most "
+                          f"{MAX_UPLOAD_BYTES:,}."]
+    many = bank_yaml("many", [mcq(f"q-{i}", f"Question {i}?", "Yes", ["No", "Maybe", "Later"])
+                              for i in range(MAX_QUESTIONS_PER_BANK + 1)])
+    assert f"a community bank holds at most {MAX_QUESTIONS_PER_BANK}" in check_bank_text(
+        many, "many.yaml", library).errors[0]
+    assert "not UTF-8" in check_bank_text(b"bank: \xff\xfe", "u.yaml", library).errors[0]
+
+
+async def test_reupload_is_a_new_version_and_old_posts_keep_working(world) -> None:
+    desk, publisher = world
+    await upload(desk, GOOD)
+    await desk.execute_text(admin(), "daily", "schedule 09:00 banks:community")
+    await desk.execute_text(admin(), "daily", "now")
+    first = publisher.posts[-1][1]
+    key_of_first = next(b for b in first.buttons)
+    replacement = bank_yaml("our-loop", [
+        mcq("ours-amp", "Which context enables autocast?", "`torch.amp.autocast`",
+            ["`torch.no_grad`", "`torch.inference_mode`", "`torch.jit.script`"], topic="mixed-precision"),
+    ], title="Our loop v2")
+    replaced = await upload(desk, replacement)
+    assert replaced.title == "Bank our-loop replaced (version 2): 1 question"
+    # the old post's question was dropped from the bank, yet a click on it still counts
+    outcome = await desk.press(MEMBER, key_of_first.action_id)
+    assert "removed" not in outcome.reply.plain()
+    assert outcome.recorded
+    shown = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "show our-loop")).plain()
+    assert "Version 2 · served · 1 question(s)" in shown and "ours-amp" in shown and "ours-eval" not in shown
+
+
+async def test_disable_enable_export(world) -> None:
+    desk, _ = world
+    await upload(desk, GOOD)
+    member_try = await desk.execute_text(Caller(MEMBER, HERE), "bank", "disable our-loop")
+    assert member_try.plain() == "Only workspace admins can use /bank disable."
+    off = await desk.execute_text(admin(), "bank", "disable our-loop")
+    assert "Bank our-loop is disabled" in off.plain()
+    refused = await desk.execute_text(Caller(MEMBER, HERE), "quiz", "banks:community")
+    assert "no questions match" in refused.plain()
+    await desk.execute_text(admin(), "bank", "enable our-loop")
+    assert "When does our team" in (await desk.execute_text(Caller(MEMBER, HERE), "quiz",
+                                                              "banks:community count:2")).plain()
+    exported = await desk.execute_text(admin(), "bank", "export our-loop")
+    assert [a.filename for a in exported.attachments] == ["our-loop.yaml"]
+    assert exported.attachments[0].content == GOOD
+    missing = await desk.execute_text(admin(), "bank", "export nope")
+    assert missing.plain() == "There is no community bank 'nope' here; /bank list shows them."
+    # another community cannot reach our bank by its id
+    assert "There is no community bank" in (await desk.execute_text(admin(OTHER, THERE), "bank",
+                                                                     "export our-loop")).plain()
+
+
+SUGGESTION = ("prompt:\"What does `loss.backward()` accumulate into?\" "
+              "choices:\"*`.grad` of each leaf; `.data` of each leaf | backward never writes data; "
+              "The optimizer state | the optimizer reads grads later; The loss itself | a loss holds no grads\" "
+              "explanation:\"Gradients accumulate in `.grad` of leaf tensors.\" topic:autograd difficulty:1")
+
+
+async def test_suggest_review_approve_and_reject_tell_the_author(world) -> None:
+    desk, publisher = world
+    missing_why = await desk.execute_text(Caller(MEMBER, HERE), "suggest",
+                                          'prompt:"Which?" choices:"*A; B; C" explanation:"A." topic:autograd')
+    assert "Your suggestion needs a few fixes (nothing was queued)" in missing_why.plain()
+    assert "distractor 'B' has no why it is wrong (after |)" in missing_why.plain()
+    queued = await desk.execute_text(Caller(MEMBER, HERE), "suggest", SUGGESTION)
+    assert queued.plain().startswith("Thanks! Suggestion #1 is waiting")
+    await desk.execute_text(Caller(MEMBER, HERE), "suggest", SUGGESTION.replace("accumulate into", "fill"))
+    review = (await desk.execute_text(admin(), "bank", "review")).plain()
+    assert "Suggestion #1 by mia (2 waiting)" in review
+    assert "✅ A. `.grad` of each leaf" in review and "▫️ B. `.data` of each leaf — _backward never writes data_" \
+        in review
+    assert "Only workspace admins" in (await desk.execute_text(Caller(MEMBER, HERE), "bank", "review")).plain()
+    assert "no suggestion #1 here" in (await desk.execute_text(admin(OTHER, THERE), "bank",
+                                                               "review approve id:1")).plain()
+    approved = await desk.execute_text(admin(), "bank", "review approve id:1")
+    assert approved.plain() == "Suggestion #1 approved into bank suggestions as `suggestion-1`."
+    assert publisher.told[-1][0].user_id == "u-mia"
+    assert "approved and added to the bank suggestions" in publisher.told[-1][1].plain()
+    again = await desk.execute_text(admin(), "bank", "review approve id:1")
+    assert again.plain() == "Suggestion #1 was already approved."
+    no_reason = await desk.execute_text(admin(), "bank", "review reject id:2")
+    assert "Say why with reason:" in no_reason.plain()
+    rejected = await desk.execute_text(admin(), "bank", 'review reject id:2 reason:"a near duplicate of #1"')
+    assert rejected.plain() == "Suggestion #2 rejected; the author is told why."
+    assert publisher.told[-1][1].plain() == "Your suggestion #2 was not accepted: a near duplicate of #1"
+    listed = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "list")).plain()
+    assert "`suggestions` **Member suggestions** · 1 question · version 1" in listed
+    quiz = await desk.execute_text(Caller(MEMBER, HERE), "quiz", "banks:community count:1")
+    assert "What does `loss.backward()` accumulate into?" in quiz.plain()
+
+
+async def test_import_in_chat_returns_a_draft_or_the_line_that_stops_it(world) -> None:
+    desk, _ = world
+    raw = (b"Question 1\n\nWhat does zero_grad do?\n\nAccepted Answer\n\nClears the gradients\n\n"
+           b"Answer\n\nSteps the optimizer\n")
+    reply = await desk.execute_values(admin(), ("bank", "import"),
+                                      {"format": "mcq", "file": Upload("team.txt", raw)})
+    assert reply.title == "Draft bank from team.txt"
+    assert [a.filename for a in reply.attachments] == ["team.draft.yaml"]
+    draft = reply.attachments[0].content.decode()
+    assert "What does zero_grad do?" in draft and "Clears the gradients" in draft
+    bad = await desk.execute_values(admin(), ("bank", "import"),
+                                    {"format": "mcq", "file": Upload("notes.txt", b"just some text\n")})
+    assert bad.plain() == "line 1: no 'Question N' heading found (is this the mcq format?)"
+    unknown = await desk.execute_text(admin(), "bank", "import format:pdf")
+    assert "unknown format 'pdf'; choose one of: mcq, numbered, qa, longform" in unknown.plain()
+
+
+def test_community_text_cannot_ping_mention_or_hide_links() -> None:
+    assert inert("hi @everyone and @here") == "hi @\u200beveryone and @\u200bhere"
+    assert inert("<!channel> <@U123> <#C1> <@&42>") == "<\u200b!channel> <\u200b@U123> <\u200b#C1> <\u200b@&42>"
+    assert inert("[docs](https://evil.example)") == "docs (https://evil.example)"
