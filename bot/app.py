@@ -18,7 +18,7 @@ from bot.core.commands import replies
 from bot.core.commands.dispatch import CommandDesk
 from bot.core.content.bank import Library, load_library
 from bot.core.model.clock import Clock, SystemClock
-from bot.core.model.identity import Where
+from bot.core.model.identity import Where, Who
 from bot.core.model.messages import Message
 from bot.core.model.publisher import Publisher
 from bot.core.play import delivery as delivery_port
@@ -66,6 +66,10 @@ class RoutingPublisher:
 
     async def permalink(self, where: Where, ref: str) -> str | None:
         return await delivery_port.permalink(self._route(where), where, ref)
+
+    async def tell(self, who: Who, message: Message) -> bool:
+        publisher = self.routes.get(who.platform)
+        return False if publisher is None else await delivery_port.tell_privately(publisher, who, message)
 
 
 @dataclass

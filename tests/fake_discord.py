@@ -83,6 +83,9 @@ class FakeDiscord:
         self.failures: list[tuple[str, str, int, float, bool]] = []  # see fail()
         self.held_answers: dict[str, asyncio.Event] = {}  # path start -> answer once set
         self.accepted_unanswered: list[int] = []  # message ids created while an answer is held
+        self.cdn: dict[str, bytes] = {}  # attachment id -> content, served on /cdn
+        self.cdn_reads = 0
+        self.dm_channels: dict[str, int] = {}  # user id -> direct-message channel id
         self._sockets: list[web.WebSocketResponse] = []
         self._seq = itertools.count(1)
         self._ids = itertools.count(1)
@@ -103,6 +106,7 @@ class FakeDiscord:
     async def start(self) -> None:
         app = web.Application(client_max_size=32 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
+        app.router.add_get("/cdn/{aid}/{name}", self._cdn)
         app.router.add_route("*", API + "/{tail:.*}", self._rest)
         self._runner, self.port = await serve_local(app)
 
@@ -234,11 +238,34 @@ class FakeDiscord:
         self, name: str, user: User, /, *, admin: bool = False, sub: str | None = None,
         **options: Any,
     ) -> str:
-        opts = [{"name": k, "type": _option_type(v), "value": v} for k, v in options.items()]
+        """A slash command; an option given as ``FileOption`` is an attachment Discord hosts on
+        its CDN (here: this server's /cdn route) and names in ``resolved.attachments``."""
+        resolved: dict[str, Any] = {}
+        opts = []
+        for k, v in options.items():
+            if isinstance(v, FileOption):
+                aid = str(self.snowflake())
+                self.cdn[aid] = v.content
+                resolved[aid] = {"id": aid, "filename": v.filename, "size": len(v.content),
+                                 "url": f"http://127.0.0.1:{self.port}/cdn/{aid}/{v.filename}",
+                                 "proxy_url": f"http://127.0.0.1:{self.port}/cdn/{aid}/{v.filename}",
+                                 "content_type": "text/yaml"}
+                opts.append({"name": k, "type": 11, "value": aid})
+            else:
+                opts.append({"name": k, "type": _option_type(v), "value": v})
         if sub is not None:
             opts = [{"name": sub, "type": 1, "options": opts}]
-        data = {"id": str(self.snowflake()), "name": name, "type": 1, "options": opts}
+        data: dict[str, Any] = {"id": str(self.snowflake()), "name": name, "type": 1, "options": opts}
+        if resolved:
+            data["resolved"] = {"attachments": resolved}
         return await self.interact(APPLICATION_COMMAND, data, user, admin=admin)
+
+    async def _cdn(self, request: web.Request) -> web.Response:
+        content = self.cdn.get(request.match_info["aid"])
+        if content is None:
+            return web.Response(status=404)
+        self.cdn_reads += 1
+        return web.Response(body=content, content_type="application/octet-stream")
 
     async def autocomplete(self, name: str, user: User, focused: str, **options: Any) -> str:
         """The member is typing option ``focused``; the other options are already filled."""
@@ -408,6 +435,8 @@ class FakeDiscord:
                 return _json({"url": self.gateway_url})
             case ("GET", ["users", "@me"]):
                 return _json(self.bot)
+            case ("POST", ["users", "@me", "channels"]):
+                return _json(self._open_dm(str(body["recipient_id"])))
             case ("GET", ["oauth2", "applications", "@me"]):
                 return _json(self._application())
             case ("PUT", ["applications", _, "commands"]):
@@ -526,7 +555,7 @@ class FakeDiscord:
         *,
         flags: int = 0,
     ) -> dict[str, Any]:
-        if channel_id not in (self.channel_id, *self.threads):
+        if channel_id not in (self.channel_id, *self.threads, *self.dm_channels.values()):
             raise web.HTTPNotFound(
                 body=json.dumps({"code": 10003, "message": "Unknown Channel"}),
                 headers={"Content-Type": "application/json"},
@@ -606,6 +635,17 @@ class FakeDiscord:
         message["author"] = user.payload()
         return message
 
+    def _open_dm(self, user_id: str) -> dict[str, Any]:
+        """A direct-message channel with a member (one per member, as on Discord)."""
+        channel_id = self.dm_channels.setdefault(user_id, self.snowflake())
+        user = {"id": user_id, "username": f"user{user_id[-4:]}", "discriminator": "0",
+                "global_name": None, "avatar": None, "bot": False}
+        return {"id": str(channel_id), "type": 1, "recipients": [user], "last_message_id": None}
+
+    def direct_messages(self, user: User) -> list[dict[str, Any]]:
+        channel_id = self.dm_channels.get(str(user.id))
+        return [] if channel_id is None else self.in_channel(channel_id)
+
     def in_channel(self, channel_id: int) -> list[dict[str, Any]]:
         return [m for m in self.messages.values() if int(m["channel_id"]) == channel_id]
 
@@ -624,6 +664,14 @@ def text_of(message: dict[str, Any]) -> str:
 
 def buttons_of(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for row in message.get("components") or [] for b in row["components"]]
+
+
+@dataclass(frozen=True)
+class FileOption:
+    """An attachment a member adds to a slash command's file option."""
+
+    filename: str
+    content: bytes
 
 
 def _option_type(value: Any) -> int:

@@ -128,6 +128,10 @@ class Handlers:
         public = root is not None and not root.private
         if any(isinstance(v, discord.Attachment) for v in values.values()):
             await self.defer(interaction, ephemeral=not public)  # a download may take a moment
+            refusal = self.app.commands.refusal_of(caller_of(interaction), path)
+            if refusal is not None:  # never fetch a file the member may not upload
+                await self.reply(interaction, refusal, deferred_ephemeral=not public)
+                return
             try:
                 values = await self.read_files(values)
             except FileRefusedError as exc:
