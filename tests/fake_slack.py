@@ -93,6 +93,8 @@ class FakeSlack:
     scopes: set[str] = field(default_factory=lambda: {"channels:history", "groups:history"})
 
     def __post_init__(self) -> None:
+        self.hosted: dict[str, bytes] = {}  # files members shared (file_input), by id
+        self.file_reads = 0
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
@@ -107,11 +109,30 @@ class FakeSlack:
         app.router.add_post("/respond/{n}", self._respond)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/socket", self._socket)
+        app.router.add_get("/files/{file_id}/{name}", self._file)
         self._runner, port = await serve_local(app)
         self.base_url = f"http://127.0.0.1:{port}"
 
     async def stop(self) -> None:
         await close_local(self._runner, self._sockets)
+
+    def host_file(self, name: str, content: bytes) -> dict[str, Any]:
+        """A file a member picked in a file_input: Slack's file object, downloadable with the
+        bot token from ``url_private_download`` (files:read)."""
+        file_id = f"F{next(self._ids):08d}"
+        self.hosted[file_id] = content
+        url = f"{self.base_url}/files/{file_id}/{name}"
+        return {"id": file_id, "name": name, "size": len(content), "filetype": "yaml",
+                "url_private": url, "url_private_download": url}
+
+    async def _file(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return web.Response(status=403, text="not authed")
+        content = self.hosted.get(request.match_info["file_id"])
+        if content is None:
+            return web.Response(status=404)
+        self.file_reads += 1
+        return web.Response(body=content, content_type="application/octet-stream")
 
     @property
     def api_base_url(self) -> str:
@@ -465,9 +486,12 @@ class SlackSender:
         }
         return payload
 
-    async def submit_view(self, view: dict[str, Any], values: dict[str, dict[str, str]],
+    async def submit_view(self, view: dict[str, Any], values: dict[str, dict[str, Any]],
                           user: User) -> tuple[int, str]:
-        state = {block: {action: {"type": "plain_text_input", "value": value}
+        """Text values become plain_text_input state; a dict value is given as Slack sends it
+        (e.g. ``{"type": "file_input", "files": [...]}``)."""
+        state = {block: {action: value if isinstance(value, dict)
+                         else {"type": "plain_text_input", "value": value}
                          for action, value in actions.items()}
                  for block, actions in values.items()}
         payload = self._base("view_submission", user) | {

@@ -1,0 +1,80 @@
+"""Community banks through the real slack-bolt app and the fake Slack: `/bank upload` opens a
+form with a file input; the file is downloaded with the bot token and checked; `/suggest` with
+no text opens a form; the admin's decision reaches the author by direct message."""
+
+from __future__ import annotations
+
+from bot.adapters.slack.handlers import FORM_MODAL_ID
+from tests.fake_slack import FakeSlack, SlackSender, text_of
+from tests.slack_fixtures import (  # noqa: F401 - fixtures
+    ALICE,
+    BOB,
+    adapter_fixture,
+    app_fixture,
+    fake_fixture,
+    sender_fixture,
+    slack_clock_fixture,
+)
+from tests.test_community_banks import GOOD
+
+
+async def open_form(fake: FakeSlack, slack: SlackSender, command: str, text: str, user=ALICE,
+                    count: int = 1) -> dict:
+    status, _ = await slack.command(command, user, text)
+    assert status == 200
+    view = (await fake.wait_for("views.open", count=count)).data["view"]
+    assert view["callback_id"] == FORM_MODAL_ID
+    return view
+
+
+async def test_upload_through_a_file_form_then_list_and_quiz(fake: FakeSlack, slack: SlackSender, adapter) -> None:
+    status, _ = await slack.command("/bank", BOB, "upload")
+    assert status == 200
+    refused = await fake.wait_for("respond")
+    assert "Only workspace admins (or the bot's configured admins) can use /bank upload." in text_of(refused.data)
+    assert not fake.sent("views.open")
+    view = await open_form(fake, slack, "/bank", "upload")
+    [block] = view["blocks"]
+    assert block["element"]["type"] == "file_input" and block["block_id"] == "file"
+    broken = GOOD.replace(b"topic: autograd", b"topic: nosuch", 1)
+    await slack.submit_view(view, {"file": {"file": {"type": "file_input",
+                                                     "files": [fake.host_file("our-loop.yaml", broken)]}}}, ALICE)
+    told = await fake.wait_for("chat.postEphemeral")
+    assert "our-loop.yaml was not stored" in text_of(told.data)
+    assert "line 6: topic: unknown topic 'nosuch'" in text_of(told.data)
+    view = await open_form(fake, slack, "/bank", "upload", count=2)
+    await slack.submit_view(view, {"file": {"file": {"type": "file_input",
+                                                     "files": [fake.host_file("our-loop.yaml", GOOD)]}}}, ALICE)
+    stored = await fake.wait_for("chat.postEphemeral", count=2)
+    assert "Bank our-loop stored: 2 questions" in text_of(stored.data)
+    assert fake.file_reads == 2
+    await slack.command("/bank", BOB, "list")
+    listed = await fake.wait_for("respond", count=2)
+    assert "Community banks of this workspace" in text_of(listed.data) and "our-loop" in text_of(listed.data)
+    await slack.command("/quiz", BOB, "banks:community count:2")
+    quiz = await fake.wait_for("respond", count=3)
+    assert "When does our team call" in text_of(quiz.data) or "model.eval()" in text_of(quiz.data)
+    huge = fake.host_file("huge.yaml", b"#" * 200_001)
+    view = await open_form(fake, slack, "/bank", "upload", count=3)
+    await slack.submit_view(view, {"file": {"file": {"type": "file_input", "files": [huge]}}}, ALICE)
+    refused_big = await fake.wait_for("chat.postEphemeral", count=3)
+    assert "The file is 200,001 bytes; an upload may be at most 200,000." in text_of(refused_big.data)
+    assert fake.file_reads == 2  # never downloaded
+
+
+async def test_suggest_form_and_the_author_told_by_dm(fake: FakeSlack, slack: SlackSender, adapter) -> None:
+    view = await open_form(fake, slack, "/suggest", "", user=BOB)
+    assert [b["block_id"] for b in view["blocks"]] == ["prompt", "choices", "explanation", "topic", "difficulty"]
+    assert view["blocks"][1]["element"]["multiline"] is True
+    await slack.submit_view(view, {
+        "prompt": {"prompt": "What does `loss.backward()` accumulate into?"},
+        "choices": {"choices": "*`.grad` of each leaf\n`.data` of each leaf | backward never writes data\n"
+                               "The optimizer state | the optimizer reads grads later"},
+        "explanation": {"explanation": "Gradients accumulate in `.grad` of leaf tensors."},
+        "topic": {"topic": "autograd"}, "difficulty": {"difficulty": "1"}}, BOB)
+    thanks = await fake.wait_for("chat.postEphemeral")
+    assert "Thanks! Suggestion #1 is waiting for an admin's review" in text_of(thanks.data)
+    await slack.command("/bank", ALICE, 'review reject id:1 reason:"we cover this in week 2"')
+    await fake.wait_for("respond")
+    dm = await fake.wait_for("chat.postMessage", channel=BOB.id)
+    assert "Your suggestion #1 was not accepted: we cover this in week 2" in text_of(dm.data)
