@@ -248,3 +248,27 @@ async def test_weekly_digest_and_challenge_in_the_console(
     assert "Weekly challenge: wed 10:00 UTC" in shown
     assert "Weekly challenge: wed 10:00 UTC" in await say(console, term, "daily status")
     assert "no weekly challenge this week" in await say(console, term, "challenge week")
+
+
+async def test_community_bank_upload_export_and_suggestions_in_the_console(
+    console: ConsoleAdapter, term: Term, tmp_path: Path
+) -> None:
+    from tests.test_community_banks import GOOD
+
+    path = tmp_path / "our-loop.yaml"
+    path.write_bytes(GOOD)
+    out = await say(console, term, "bank upload /no/such/bank.yaml")
+    assert "cannot read /no/such/bank.yaml: No such file or directory" in out
+    out = await say(console, term, f"bank upload {path}")
+    assert "Bank our-loop stored: 2 questions" in out
+    out = await say(console, term, "quiz banks:community count:1")
+    assert "When does our team call" in out or "model.eval()" in out
+    out = await say(console, term, "bank export our-loop")
+    [saved] = [Path(line.split("saved ", 1)[1].strip()) for line in out.splitlines() if "saved " in line]
+    assert saved.read_bytes() == GOOD
+    out = await say(console, term, 'suggest prompt:"Which call clears grads?" '
+                                   'choices:"*`zero_grad()`; `step()` | it updates weights; `eval()` | it sets a mode" '
+                                   'explanation:"`zero_grad()` resets `.grad`." topic:autograd')
+    assert "Thanks! Suggestion #1 is waiting" in out
+    out = await say(console, term, "bank review approve id:1")
+    assert "✉ direct message to" in out and "was approved and added to the bank suggestions" in out
