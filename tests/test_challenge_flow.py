@@ -237,3 +237,33 @@ async def test_the_board_breaks_ties_by_the_earlier_solve(db: Database) -> None:
     board = await desk.board(PLATFORM, WORKSPACE, "workspace")
     assert board.plain().splitlines()[-2:] == [f"1. ben — {one.points} pts · 1 solved",
                                                f"2. ana — {other.points} pts · 1 solved"]
+
+
+async def test_an_admin_checks_a_community_snippet_through_the_run_sandbox(app: App, runs: RunDesk) -> None:
+    """/bank check runs a community question's snippet (setup included) like /run: a public
+    acknowledgement, the output in its thread; snippets are never run at upload."""
+    import yaml
+
+    from bot.core.model.messages import Upload
+
+    recorder = Recorder()
+    app.publisher.register(PLATFORM, recorder)
+    question = {"id": "ours-sum", "kind": "mcq", "topic": "tensors", "difficulty": 1,
+                "prompt": "What does the snippet print?", "choices": [{"text": "6"}, {"text": "5", "why_not": "1+2+3."}],
+                "answer": "6", "explanation": "It sums 1, 2 and 3.",
+                "code": [{"setup": "values = [1, 2, 3]", "code": "print(sum(values))"}]}
+    bank = yaml.safe_dump({"bank": "ours", "title": "Ours", "questions": [question]}).encode()
+    admin = Caller(ANA, HERE, is_admin=True)
+    stored = await app.commands.execute_values(admin, ("bank", "upload"), {"file": Upload("ours.yaml", bank)})
+    assert stored.title == "Bank ours stored: 1 question"
+    assert not recorder.posts  # nothing ran at upload
+    member = await app.commands.execute_text(caller(BEN), "bank", "check ours-sum")
+    assert member.plain() == "Only workspace admins can use /bank check."
+    missing = await app.commands.execute_text(admin, "bank", "check nope")
+    assert "No question 'nope' in this community's banks" in missing.plain()
+    started = await app.commands.execute_text(admin, "bank", "check ours-sum")
+    assert started.plain() == "Running the snippet of ours-sum; the output lands in the thread."
+    [(thread, ack)] = [(t, m) for t, m in recorder.posts if t is None]
+    assert "print(sum(values))" in ack.plain() and "values = [1, 2, 3]" in ack.plain()
+    [result] = await recorder.in_thread("m1", 1)
+    assert "6" in result.plain().split("```")[1]

@@ -235,6 +235,10 @@ CATALOGUE: tuple[Command, ...] = (
             Command("disable", "Stop serving a bank (posts already out keep working)", options=(BANK_ID,),
                     admin_only=True),
             Command("enable", "Serve a disabled bank again", options=(BANK_ID,), admin_only=True),
+            Command("check", "Run a community question's snippet in the /run sandbox (output in a thread)",
+                    options=(Option("question", OptionType.WORD, "the question's id (see /bank show)",
+                                    required=True, max_length=96),),
+                    admin_only=True),
             Command("export", "A bank's YAML file, to edit and upload again", options=(BANK_ID,),
                     admin_only=True),
             Command(

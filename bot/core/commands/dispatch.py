@@ -74,6 +74,23 @@ class AckChannel(Protocol):
 Handler = Callable[[Caller, Request], Awaitable[Message]]
 
 
+class PublishedAck:
+    """A /run acknowledgement posted as a plain channel message (for runs a command starts,
+    such as /bank check); a refused run edits it to say so, as no platform lets us unsend."""
+
+    def __init__(self, publisher: Publisher, where: Where) -> None:
+        self.publisher, self.where = publisher, where
+
+    async def post(self, ack: Message) -> str | None:
+        return await self.publisher.publish(self.where, ack)
+
+    async def edit(self, ref: str, ack: Message, status: Message) -> None:
+        await self.publisher.update(self.where, ref, ack)
+
+    async def retract(self, ref: str) -> None:
+        await self.publisher.update(self.where, ref, replies.notice(replies.RUN_WITHDRAWN))
+
+
 @dataclass(frozen=True)
 class CodeForm:
     """What a platform's code box shows: /run's snippet box or /submit's prefilled stub."""
@@ -126,7 +143,7 @@ class CommandDesk:
             "bank upload": self._bank_upload, "bank list": self._bank_list, "bank show": self._bank_show,
             "bank disable": self._bank_disable, "bank enable": self._bank_enable,
             "bank export": self._bank_export, "bank review": self._bank_review,
-            "bank import": self._bank_import, "suggest": self._suggest,
+            "bank import": self._bank_import, "bank check": self._bank_check, "suggest": self._suggest,
         }
         self.challenges = ChallengeDesk(drill.db, drill.clock)
         self.banks = BankDesk(drill.db, drill.library, drill.clock, drill.shelf)
@@ -384,6 +401,17 @@ class CommandDesk:
 
     async def _bank_import(self, caller: Caller, r: Request) -> Message:
         return self.banks.draft(r.values["file"], str(r.values["format"]))  # type: ignore[arg-type]
+
+    async def _bank_check(self, caller: Caller, r: Request) -> Message:
+        """An admin checks a community snippet through /run: same sandbox, same limits."""
+        assert caller.where is not None
+        found = await self.banks.snippet(caller.who, str(r.values["question"]))
+        if isinstance(found, Message):
+            return found
+        private = await self.run_code(caller, found, PublishedAck(self.publisher, caller.where))
+        if private is not None:
+            return private
+        return replies.notice(f"Running the snippet of {r.values['question']}; the output lands in the thread.")
 
     async def _bank_review(self, caller: Caller, r: Request) -> Message:
         v, review = r.values, caller.words.command("bank") + " review"

@@ -61,6 +61,7 @@ def run_acknowledgement(requester: str, code: str, words: Words) -> Message:
     return ack
 
 
+RUN_WITHDRAWN = "(This run was not started.)"
 RUNNER_WARMING = "Starting the code runner (the first time takes a few seconds)…"
 NOTHING_TO_RUN = "Nothing to run."
 NO_DAILY_YET = "There is no daily question yet today. Type `today` first."

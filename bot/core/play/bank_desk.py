@@ -197,6 +197,24 @@ class BankDesk:
     def _no_bank(slug: str) -> Message:
         return render.notice(f"There is no community bank {slug.strip()!r} here; /bank list shows them.")
 
+    async def snippet(self, who: Who, question: str) -> str | Message:
+        """The program of a community question's first runnable snippet (setup included)."""
+        async with self.db.read() as session:
+            await self.shelf.refresh(session)
+        wanted = question.strip().lower()
+        offered = self.library.offered.get(who.community, [])
+        found = [q for q in offered if q.id == wanted or q.id.split(".", 1)[1] == wanted]
+        if not found:
+            return render.notice(f"No question {question.strip()!r} in this community's banks; "
+                                 "/bank show ID lists their ids.")
+        if len(found) > 1:
+            return render.notice(f"{len(found)} banks have a question {question.strip()!r}; "
+                                 f"name it as {found[0].id} (bank number and id).")
+        runnable = [s for s in found[0].code if s.runnable]
+        if not runnable:
+            return render.notice(f"{question.strip()} has no runnable snippet.")
+        return runnable[0].program()
+
     # ---- import -------------------------------------------------------------------------
     @staticmethod
     def draft(upload: Upload, fmt: str) -> Message:
