@@ -296,3 +296,26 @@ def test_community_text_cannot_ping_mention_or_hide_links() -> None:
     assert inert("hi @everyone and @here") == "hi @\u200beveryone and @\u200bhere"
     assert inert("<!channel> <@U123> <#C1> <@&42>") == "<\u200b!channel> <\u200b@U123> <\u200b#C1> <\u200b@&42>"
     assert inert("[docs](https://evil.example)") == "docs (https://evil.example)"
+
+
+async def test_a_second_replica_serves_an_upload_it_did_not_take(db: Database, clock: FakeClock) -> None:
+    """Two processes share the database but not their memory: the one that did not take the
+    upload offers the bank at its next selection and counts clicks on the other's posts."""
+    from tests.conftest import make_library
+
+    def replica() -> tuple[CommandDesk, Publisher]:
+        publisher = Publisher()
+        drill = Drill(db, make_library(), clock, rng=random.Random(5))
+        return CommandDesk(drill, DailyPosting(drill, publisher), publisher, NoRunner()), publisher
+
+    (first, first_pub), (second, _) = replica(), replica()
+    await second.execute_text(Caller(MEMBER, HERE), "quiz", "count:1")  # its shelf is loaded, empty
+    await upload(first, GOOD)
+    quiz = await second.execute_text(Caller(MEMBER, HERE), "quiz", "banks:community count:2")
+    assert "When does our team call" in quiz.plain() or "model.eval()" in quiz.plain()
+    await first.execute_text(admin(), "daily", "schedule 09:00 banks:community")
+    await first.execute_text(admin(), "daily", "now")
+    post = first_pub.posts[-1][1]
+    fresh = replica()[0]  # a process started after the post: nothing loaded yet
+    outcome = await fresh.press(MEMBER, post.buttons[0].action_id)
+    assert outcome.recorded and "removed" not in outcome.reply.plain()
