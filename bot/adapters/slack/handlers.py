@@ -96,6 +96,14 @@ def form_block(option: Option) -> dict[str, Any]:
             "optional": not option.required}
 
 
+def submitted_from(body: dict[str, Any]) -> tuple[Who, Where, dict[str, Any]]:
+    """Who submitted a modal and the channel it was opened in (its private_metadata):
+    view submissions carry no channel of their own."""
+    meta = json.loads(body["view"].get("private_metadata") or "{}")
+    who = who_of(body)
+    return who, Where(PLATFORM, meta.get("team") or who.workspace, meta["channel"], meta.get("name")), meta
+
+
 def submitted_code(body: dict[str, Any]) -> str:
     values = body["view"]["state"]["values"]
     return values.get(CODE_BLOCK_ID, {}).get(CODE_ACTION_ID, {}).get("value") or ""
@@ -286,16 +294,17 @@ class Handlers:
             "close": {"type": "plain_text", "text": "Cancel"},
             "blocks": [form_block(o) for o in leaf.options],
         }
+        await self.open_view(body, respond, view)
+
+    async def open_view(self, body: dict[str, Any], respond: Respond, view: dict[str, Any]) -> None:
         try:
             await self.client.views_open(trigger_id=body["trigger_id"], view=view)
-        except SlackApiError as exc:
+        except SlackApiError as exc:  # e.g. the trigger expired (Slack allows 3 s)
             log.warning("views.open failed: %s", exc.response.get("error"))
             await self.reply(respond, replies.notice(replies.SORRY))
 
     async def on_form_submitted(self, body: dict[str, Any]) -> None:
-        meta = json.loads(body["view"].get("private_metadata") or "{}")
-        who = who_of(body)
-        where = Where(PLATFORM, meta.get("team") or who.workspace, meta["channel"], meta.get("name"))
+        who, where, meta = submitted_from(body)
         path = tuple(meta.get("path") or ())
         try:
             values = await self.form_values(body["view"]["state"]["values"])
@@ -398,16 +407,10 @@ class Handlers:
             return
         view = self.run_modal(where_of(body), code_from_slack(body.get("text", "")) or form.initial,
                               command, form)
-        try:
-            await self.client.views_open(trigger_id=body["trigger_id"], view=view)
-        except SlackApiError as exc:  # e.g. the trigger expired (Slack allows 3 s)
-            log.warning("views.open failed: %s", exc.response.get("error"))
-            await self.reply(respond, replies.notice(replies.SORRY))
+        await self.open_view(body, respond, view)
 
     async def on_run_submitted(self, body: dict[str, Any]) -> None:
-        meta = json.loads(body["view"].get("private_metadata") or "{}")
-        who = who_of(body)
-        where = Where(PLATFORM, meta.get("team") or who.workspace, meta["channel"], meta.get("name"))
+        who, where, meta = submitted_from(body)
         await self.run_code(who, where, submitted_code(body), thread_of=None, respond=None,
                             command=str(meta.get("command", "run")))
 
