@@ -78,3 +78,19 @@ async def test_suggest_form_and_the_author_told_by_dm(fake: FakeSlack, slack: Sl
     await fake.wait_for("respond")
     dm = await fake.wait_for("chat.postMessage", channel=BOB.id)
     assert "Your suggestion #1 was not accepted: we cover this in week 2" in text_of(dm.data)
+
+
+async def test_import_form_returns_the_draft_as_a_file_in_dms(fake: FakeSlack, slack: SlackSender, adapter) -> None:
+    view = await open_form(fake, slack, "/bank", "import")
+    assert [(b["block_id"], b["element"]["type"]) for b in view["blocks"]] == [
+        ("format", "static_select"), ("file", "file_input")]
+    raw = (b"Question 1\n\nWhat does zero_grad do?\n\nAccepted Answer\n\nClears the gradients\n\n"
+           b"Answer\n\nSteps the optimizer\n")
+    await slack.submit_view(view, {
+        "format": {"format": {"type": "static_select", "selected_option": {"value": "mcq"}}},
+        "file": {"file": {"type": "file_input", "files": [fake.host_file("team.txt", raw)]}}}, ALICE)
+    told = await fake.wait_for("chat.postEphemeral")
+    assert "Draft bank from team.txt" in text_of(told.data)
+    await fake.wait_for("files.completeUploadExternal")
+    [draft] = fake.uploads.values()
+    assert b"What does zero_grad do?" in draft and b"Clears the gradients" in draft
