@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from bot.storage import sqlite_inline
+from bot.storage import hot_sqlite, sqlite_inline
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 WRITE_LOCK_WAIT_S = 30.0  # how long a write waits for another process's SQLite write lock
@@ -117,10 +118,13 @@ class Database:
         self.url = url
         self.engine = create_engine(url, **engine_kwargs)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
+        # raw click transactions need a file a second connection can open (not :memory:)
+        self.hot_writes = self.is_sqlite and (make_url(url).database or ":memory:") != ":memory:"
         write_bind = self.engine.execution_options(torchdrill_write=True)
         self._read = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write = async_sessionmaker(write_bind, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        self._hot: sqlite3.Connection | None = None  # bot.storage.hot_sqlite
         # ids of rows that never change once committed (members); see bot.core.model.identity
         self.id_cache: dict[tuple[str, ...], tuple[int, int, str]] = {}
 
@@ -177,6 +181,41 @@ class Database:
             delay = min(delay * 2, RETRY_MAX_DELAY_S)
             attempt += 1
 
+    async def hot_write(self, work: Callable[[Any], Awaitable[T]]) -> T:
+        """SQLite: run ``work`` in a raw write transaction (bot.storage.hot_sqlite); it raises
+        ``NeedsSessionError`` (after rolling back) when it needs ``transaction`` instead."""
+        assert self._write_lock is not None and self.hot_writes, "hot_write is for SQLite files"
+        async with self._write_lock:
+            if self._hot is None:
+                self._hot = hot_sqlite.connect(make_url(self.url).database or ":memory:")
+            raw = self._hot
+            await self._retry_locked(lambda: raw.execute("BEGIN IMMEDIATE"))
+            session = hot_sqlite.HotSession(raw, self.engine.dialect, self.id_cache)
+            try:
+                result = await work(session)
+                raw.execute("COMMIT")
+            except BaseException:
+                if raw.in_transaction:
+                    raw.execute("ROLLBACK")
+                raise
+            self.id_cache.update(session.info["new_ids"])
+            return result
+
+    async def _retry_locked(self, begin: Callable[[], object]) -> None:
+        """``begin`` until another process's write lock is free, waiting without blocking."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + WRITE_LOCK_WAIT_S
+        delay = LOCK_FIRST_DELAY_S
+        while True:
+            try:
+                begin()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or loop.time() > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, LOCK_MAX_DELAY_S)
+
     async def _begin_write(self) -> AsyncSession:
         """Start the transaction; on SQLite take the write lock now, waiting without blocking."""
         loop = asyncio.get_running_loop()
@@ -200,6 +239,9 @@ class Database:
         return (sqlite.insert if self.is_sqlite else postgresql.insert)(table)
 
     async def dispose(self) -> None:
+        if self._hot is not None:
+            self._hot.close()
+            self._hot = None
         await self.engine.dispose()
 
     async def schema_revision(self) -> str | None:

@@ -34,6 +34,7 @@ from bot.core.play.shelf import Shelf
 from bot.core.progress.boards import Boards
 from bot.observability.metrics import ANSWERS_RECORDED, observe_interaction
 from bot.storage.db import Database
+from bot.storage.hot_sqlite import NeedsSessionError
 from bot.storage.models import Channel, Post, Workspace
 
 log = logging.getLogger(__name__)
@@ -76,16 +77,26 @@ class Drill:
         return outcome
 
     async def _dispatch(self, who: Who, action: Action) -> Outcome:
-        # retried whole through a database restart; every verb is idempotent
         try:
-            return await self.db.transaction(lambda session: self._in_transaction(session, who, action))
+            return await self._write(who, action)
         except QuestionGoneError:  # a community question this process has not loaded yet
             async with self.db.read() as session:
                 await self.shelf.refresh(session, force=True)
         try:
-            return await self.db.transaction(lambda session: self._in_transaction(session, who, action))
+            return await self._write(who, action)
         except QuestionGoneError:
             return Outcome(render.notice("This question was removed from the question banks."), action.post_id)
+
+    async def _write(self, who: Who, action: Action) -> Outcome:
+        """A pick on SQLite first tries the raw transaction (bot.storage.hot_sqlite); otherwise,
+        or when the click needs the ORM, the session's, retried whole through a database
+        restart (every verb is idempotent)."""
+        if self.db.hot_writes and action.verb is Verb.PICK:
+            try:
+                return await self.db.hot_write(lambda session: self._in_transaction(session, who, action))
+            except NeedsSessionError:
+                pass
+        return await self.db.transaction(lambda session: self._in_transaction(session, who, action))
 
     async def _in_transaction(self, session: AsyncSession, who: Who, action: Action) -> Outcome:
         if action.verb is Verb.PICK:

@@ -1,0 +1,119 @@
+"""The raw SQLite click transaction (bot.storage.hot_sqlite): used for a known member's pick,
+falls back whole to the session when a click needs the ORM, leaves nothing behind on an error,
+and waits for another process's write lock without stopping the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from bot.core.content.bank import Library
+from bot.core.model.actions import Action, Verb, decode
+from bot.core.model.clock import FakeClock
+from bot.core.model.identity import Where, Who
+from bot.core.play import answers
+from bot.core.play.drill import Drill
+from bot.storage.db import Database
+from bot.storage.models import Answer, SrsCard
+from tests.conftest import RecordingPublisher
+from tests.test_storage_sqlite import hold_lock
+
+HERE = Where("test", "w", "c", "general")
+ANA = Who("test", "w", "u-ana", "ana")
+
+
+@pytest.fixture
+async def drill(tmp_path: Path, sqlite_template: Path, library: Library, clock: FakeClock):
+    path = tmp_path / "hot.db"
+    shutil.copy(sqlite_template, path)
+    db = Database(f"sqlite+aiosqlite:///{path}")
+    yield Drill(db, library, clock, rng=random.Random(2))
+    await db.dispose()
+
+
+async def pick(drill: Drill, post_id: int, position: int = 0, who: Who = ANA):
+    return await drill.handle_action(who, Action(Verb.PICK, post_id, position).encode())
+
+
+async def answers_of(drill: Drill) -> list[tuple[int, int]]:
+    async with drill.db.read() as session:
+        return list((await session.execute(select(Answer.post_id, Answer.choice).order_by(Answer.id))).tuples())
+
+
+async def test_a_known_members_pick_needs_no_session(drill: Drill, monkeypatch: pytest.MonkeyPatch) -> None:
+    publisher = RecordingPublisher()
+    first = await drill.ask(HERE, publisher, kind="daily")
+    second = await drill.ask(HERE, publisher, kind="daily")
+    assert (await pick(drill, first.post_id)).recorded  # a new member: through the session
+
+    async def no_session(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the pick went through the ORM session")
+
+    monkeypatch.setattr(drill.db, "transaction", no_session)
+    outcome = await pick(drill, second.post_id, 2)
+    assert outcome.recorded and outcome.public is not None
+    assert "1 answered" in outcome.public.plain()
+    again = await pick(drill, second.post_id, 1)  # a double click: the first answer stands
+    assert not again.recorded and "You already answered" in again.reply.plain()
+    async with drill.db.read() as session:  # one spaced-repetition card per answered question
+        assert await session.scalar(select(func.count()).select_from(SrsCard)) == 2
+    assert [p for p, _ in await answers_of(drill)] == [first.post_id, second.post_id]
+
+
+async def test_a_quiz_pick_falls_back_whole_and_counts_once(drill: Drill) -> None:
+    started = await drill.practice.quiz(ANA, topic=None, count=2, difficulty=None)
+    post_id = decode(started.buttons[0].action_id).post_id
+    warm = await drill.ask(HERE, RecordingPublisher(), kind="daily")
+    await pick(drill, warm.post_id)  # the member is known: the quiz pick starts on the raw path
+    outcome = await pick(drill, post_id)
+    assert outcome.recorded
+    assert [b.label for b in outcome.reply.buttons] == ["Next question", "Stop"]
+    assert [p for p, _ in await answers_of(drill)].count(post_id) == 1
+
+
+async def test_an_error_inside_the_raw_transaction_leaves_nothing(drill: Drill, monkeypatch: pytest.MonkeyPatch) -> None:
+    publisher = RecordingPublisher()
+    warm = await drill.ask(HERE, publisher, kind="daily")
+    await pick(drill, warm.post_id)
+    post = await drill.ask(HERE, publisher, kind="daily")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("rendering failed after the insert")
+
+    monkeypatch.setattr(answers.render, "answer_feedback", broken)
+    with pytest.raises(RuntimeError):
+        await pick(drill, post.post_id)
+    assert [p for p, _ in await answers_of(drill)] == [warm.post_id]
+    monkeypatch.undo()
+    assert (await pick(drill, post.post_id)).recorded
+
+
+async def test_a_raw_pick_waits_for_another_process_without_blocking_the_loop(drill: Drill, tmp_path: Path) -> None:
+    publisher = RecordingPublisher()
+    warm = await drill.ask(HERE, publisher, kind="daily")
+    await pick(drill, warm.post_id)
+    post = await drill.ask(HERE, publisher, kind="daily")
+    holder = hold_lock(tmp_path / "hot.db", 0.8)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    started = time.monotonic()
+    outcome = await pick(drill, post.post_id)
+    waited = time.monotonic() - started
+    task.cancel()
+    holder.wait(timeout=10)
+    assert outcome.recorded
+    assert waited >= 0.4  # it waited for the other process's commit
+    assert ticks >= waited / 0.01 * 0.5  # and the loop kept running meanwhile
