@@ -31,12 +31,13 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from bot.storage import hot_sqlite, sqlite_inline
+from bot.storage import hot_writes, sqlite_inline
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 WRITE_LOCK_WAIT_S = 30.0  # how long a write waits for another process's SQLite write lock
 LOCK_FIRST_DELAY_S = 0.0005  # then x1.5 per retry: another process's transactions take ~1 ms
 LOCK_MAX_DELAY_S = 0.005
+HOT_POOL_SIZE = 10  # PostgreSQL connections for raw click writes (beside the engine's pool)
 RETRY_BUDGET_S = 10.0  # how long a transaction is retried through connection loss (a restart)
 RETRY_FIRST_DELAY_S = 0.05
 RETRY_MAX_DELAY_S = 1.0
@@ -46,6 +47,11 @@ TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+async def _keep_session_state(connection: Any) -> None:
+    """The raw click connections never LISTEN, SET, lock or leave a transaction open, so
+    releasing one needs no reset query (asyncpg's default costs a round trip per click)."""
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -118,13 +124,16 @@ class Database:
         self.url = url
         self.engine = create_engine(url, **engine_kwargs)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
-        # raw click transactions need a file a second connection can open (not :memory:)
-        self.hot_writes = self.is_sqlite and (make_url(url).database or ":memory:") != ":memory:"
+        # raw click writes (bot.storage.hot_writes): on SQLite a file a second connection can
+        # open (not :memory:), on PostgreSQL the asyncpg driver
+        self.hot_ok = (self.is_sqlite and (make_url(url).database or ":memory:") != ":memory:") or \
+            self.engine.dialect.driver == "asyncpg"
         write_bind = self.engine.execution_options(torchdrill_write=True)
         self._read = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write = async_sessionmaker(write_bind, expire_on_commit=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
-        self._hot: sqlite3.Connection | None = None  # bot.storage.hot_sqlite
+        self._hot: sqlite3.Connection | None = None  # bot.storage.hot_writes
+        self._hot_pool: asyncio.Future[Any] | None = None  # an asyncpg pool, PostgreSQL
         # ids of rows that never change once committed (members); see bot.core.model.identity
         self.id_cache: dict[tuple[str, ...], tuple[int, int, str]] = {}
 
@@ -162,14 +171,21 @@ class Database:
         ``work`` must be safe to repeat: a retry after a commit whose acknowledgement was lost
         finds its own rows (the answer path reports "already answered" with the same choice).
         """
+        async def attempt() -> T:
+            async with self.write() as session:
+                return await work(session)
+
+        return await self._retrying(attempt, budget_s)
+
+    async def _retrying(self, run: Callable[[], Awaitable[T]], budget_s: float = RETRY_BUDGET_S) -> T:
+        """``run`` again after a transient error (see ``is_transient``) within ``budget_s``."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + budget_s
         delay = RETRY_FIRST_DELAY_S
         attempt = 1
         while True:
             try:
-                async with self.write() as session:
-                    return await work(session)
+                return await run()
             except Exception as exc:
                 if not is_transient(exc) or loop.time() + delay > deadline:
                     raise
@@ -182,15 +198,18 @@ class Database:
             attempt += 1
 
     async def hot_write(self, work: Callable[[Any], Awaitable[T]]) -> T:
-        """SQLite: run ``work`` in a raw write transaction (bot.storage.hot_sqlite); it raises
-        ``NeedsSessionError`` (after rolling back) when it needs ``transaction`` instead."""
-        assert self._write_lock is not None and self.hot_writes, "hot_write is for SQLite files"
+        """Run a click's ``work`` without the ORM session (bot.storage.hot_writes); it raises
+        ``NeedsSessionError`` (nothing written) when it needs ``transaction`` instead."""
+        assert self.hot_ok, "no raw writes on this database"
+        if not self.is_sqlite:
+            return await self._retrying(lambda: self._hot_postgres(work))
+        assert self._write_lock is not None
         async with self._write_lock:
             if self._hot is None:
-                self._hot = hot_sqlite.connect(make_url(self.url).database or ":memory:")
+                self._hot = hot_writes.connect(make_url(self.url).database or ":memory:")
             raw = self._hot
             await self._retry_locked(lambda: raw.execute("BEGIN IMMEDIATE"))
-            session = hot_sqlite.HotSession(raw, self.engine.dialect, self.id_cache)
+            session = hot_writes.HotSession(self.engine.dialect, self.id_cache, sqlite=raw)
             try:
                 result = await work(session)
                 raw.execute("COMMIT")
@@ -200,6 +219,29 @@ class Database:
                 raise
             self.id_cache.update(session.info["new_ids"])
             return result
+
+    async def _hot_postgres(self, work: Callable[[Any], Awaitable[T]]) -> T:
+        if self._hot_pool is None:  # one pool, however many clicks arrive at once
+            import asyncpg
+
+            dsn = make_url(self.url).set(drivername="postgresql").render_as_string(hide_password=False)
+            self._hot_pool = asyncio.ensure_future(asyncpg.create_pool(
+                dsn, min_size=1, max_size=HOT_POOL_SIZE, reset=_keep_session_state))
+        pool = await asyncio.shield(self._hot_pool)  # every click waits for the same set-up
+        conn = await pool.acquire()
+        try:
+            session = hot_writes.HotSession(self.engine.dialect, self.id_cache, asyncpg=conn)
+            result = await work(session)
+        except hot_writes.NeedsSessionError:
+            raise  # nothing was sent after the last statement completed: the connection is fine
+        except BaseException:
+            conn.terminate()  # it may be mid-operation or broken; the pool opens a fresh one
+            raise
+        finally:
+            with contextlib.suppress(Exception):  # broken while idle (a server restart): asyncpg
+                await pool.release(conn)  # has terminated it; it never costs the click
+        self.id_cache.update(session.info["new_ids"])
+        return result
 
     async def _retry_locked(self, begin: Callable[[], object]) -> None:
         """``begin`` until another process's write lock is free, waiting without blocking."""
@@ -242,6 +284,12 @@ class Database:
         if self._hot is not None:
             self._hot.close()
             self._hot = None
+        if self._hot_pool is not None:
+            pool, self._hot_pool = self._hot_pool, None
+            if pool.done() and pool.exception() is None:
+                await pool.result().close()
+            else:
+                pool.cancel()
         await self.engine.dispose()
 
     async def schema_revision(self) -> str | None:

@@ -37,6 +37,7 @@ from bot.core.progress import srs
 from bot.core.progress.scoring import points_for
 from bot.storage import hot_statements as hot
 from bot.storage.db import core_connection
+from bot.storage.hot_writes import before_write
 from bot.storage.models import Post
 
 # Built once: constructing statements per click costs more than running them.
@@ -184,6 +185,8 @@ async def record_pick(
             return Outcome(render.already_answered(question, order, existing, question.kind), post_id)
         return Outcome(render.closed_message(question, order, None), post_id)
 
+    channel_post = post.kind in CHANNEL_KINDS
+    before_write(session, simple=channel_post and post.quiz_id is None)
     original = order[position]
     correct = original == question.answer_index
     bonus = post.kind == PostKind.ROUND or post.speed_bonus
@@ -200,7 +203,6 @@ async def record_pick(
     if answer_id is None:
         return await _refused(session, values, question, order)
 
-    channel_post = post.kind in CHANNEL_KINDS
     if not channel_post:
         await _close(session, post.id, now)
         post = replace(post, closed_at=now)

@@ -34,7 +34,7 @@ from bot.core.play.shelf import Shelf
 from bot.core.progress.boards import Boards
 from bot.observability.metrics import ANSWERS_RECORDED, observe_interaction
 from bot.storage.db import Database
-from bot.storage.hot_sqlite import NeedsSessionError
+from bot.storage.hot_writes import NeedsSessionError
 from bot.storage.models import Channel, Post, Workspace
 
 log = logging.getLogger(__name__)
@@ -88,10 +88,10 @@ class Drill:
             return Outcome(render.notice("This question was removed from the question banks."), action.post_id)
 
     async def _write(self, who: Who, action: Action) -> Outcome:
-        """A pick on SQLite first tries the raw transaction (bot.storage.hot_sqlite); otherwise,
+        """A pick first tries the raw writes (bot.storage.hot_writes); otherwise,
         or when the click needs the ORM, the session's, retried whole through a database
         restart (every verb is idempotent)."""
-        if self.db.hot_writes and action.verb is Verb.PICK:
+        if self.db.hot_ok and action.verb is Verb.PICK:
             try:
                 return await self.db.hot_write(lambda session: self._in_transaction(session, who, action))
             except NeedsSessionError:

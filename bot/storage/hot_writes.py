@@ -1,4 +1,5 @@
-"""A click's write transaction on SQLite without the ORM session.
+"""A click's writes without the ORM session: a raw transaction on SQLite, raw autocommit
+statements on PostgreSQL.
 
 Through an ``AsyncSession`` a click spent about 0.45 ms in SQLAlchemy's begin / commit /
 greenlet machinery around some 0.05 ms of SQLite work (``python -m bench.answers``). The
@@ -8,10 +9,17 @@ IMMEDIATE`` on a connection of its own, the statements, ``COMMIT``, all inline i
 loop thread, behind the same in-process write lock as ``Database.write`` and with the same
 asynchronous wait for another process's lock.
 
+On PostgreSQL the click's write is already one statement (a CTE that records the answer,
+updates the card and counts; ``RECORD_PG``), so it needs no transaction around it: the read
+and the write run as two autocommit statements on a connection of a small asyncpg pool, two
+round trips instead of four (BEGIN, read, write, COMMIT). What could change between them is
+harmless: a second answer is refused by the write itself, a reveal closes the post under the
+write's ``FOR KEY SHARE``, and the count comes from the write.
+
 ``HotSession`` carries only what the hot statements read from a session (its ``info``, its
 dialect). Anything else a click may need (the ORM: a member seen for the first time, a quiz
-that moves on) raises ``NeedsSessionError``; the transaction is rolled back, nothing of it
-remains, and the click runs again through ``Database.transaction``.
+that moves on) raises ``NeedsSessionError`` before anything is written (``before_write``; on
+SQLite a later one rolls back), and the click runs again through ``Database.transaction``.
 """
 
 from __future__ import annotations
@@ -36,13 +44,24 @@ class _Bind:
         raise NeedsSessionError("a Core statement outside the hot statements")
 
 
+class _Autocommit:
+    """What hot_statements reads of SQLAlchemy's asyncpg adapter: the connection, started."""
+
+    _started = True
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+
+
 class HotSession:
     """Stands in for the AsyncSession of a click; see the module docstring."""
 
-    def __init__(self, raw: sqlite3.Connection, dialect: Any, id_cache: dict[Any, Any]) -> None:
+    def __init__(self, dialect: Any, id_cache: dict[Any, Any], *, sqlite: sqlite3.Connection | None = None,
+                 asyncpg: Any = None) -> None:
         self._bind = _Bind(dialect)
         self.info: dict[str, Any] = {
-            "sqlite3": raw, "connection": self._bind, "id_cache": id_cache, "new_ids": {},
+            "sqlite3": sqlite, "asyncpg": _Autocommit(asyncpg) if asyncpg is not None else None,
+            "connection": self._bind, "id_cache": id_cache, "new_ids": {}, "hot": True,
         }
 
     def get_bind(self) -> _Bind:
@@ -61,3 +80,10 @@ def connect(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={sqlite_inline.BUSY_TIMEOUT_MS}")
     return conn
+
+
+def before_write(session: Any, *, simple: bool) -> None:
+    """Called before a click writes: a click that is not ``simple`` (it will need the ORM
+    afterwards) leaves the hot path now, while nothing is written."""
+    if not simple and isinstance(session, HotSession):
+        raise NeedsSessionError("this click needs the session after its write")

@@ -1,6 +1,6 @@
-"""The raw SQLite click transaction (bot.storage.hot_sqlite): used for a known member's pick,
-falls back whole to the session when a click needs the ORM, leaves nothing behind on an error,
-and waits for another process's write lock without stopping the event loop."""
+"""Raw click writes (bot.storage.hot_writes): used for a known member's pick on both databases,
+falling back whole to the session when a click needs the ORM; on SQLite an error leaves nothing
+behind and another process's write lock is waited for without stopping the event loop."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ ANA = Who("test", "w", "u-ana", "ana")
 
 
 @pytest.fixture
-async def drill(tmp_path: Path, sqlite_template: Path, library: Library, clock: FakeClock):
+async def sqlite_drill(tmp_path: Path, sqlite_template: Path, library: Library, clock: FakeClock):
     path = tmp_path / "hot.db"
     shutil.copy(sqlite_template, path)
     db = Database(f"sqlite+aiosqlite:///{path}")
@@ -77,28 +77,32 @@ async def test_a_quiz_pick_falls_back_whole_and_counts_once(drill: Drill) -> Non
     assert [p for p, _ in await answers_of(drill)].count(post_id) == 1
 
 
-async def test_an_error_inside_the_raw_transaction_leaves_nothing(drill: Drill, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_error_inside_the_raw_transaction_leaves_nothing(
+    sqlite_drill: Drill, monkeypatch: pytest.MonkeyPatch
+) -> None:
     publisher = RecordingPublisher()
-    warm = await drill.ask(HERE, publisher, kind="daily")
-    await pick(drill, warm.post_id)
-    post = await drill.ask(HERE, publisher, kind="daily")
+    warm = await sqlite_drill.ask(HERE, publisher, kind="daily")
+    await pick(sqlite_drill, warm.post_id)
+    post = await sqlite_drill.ask(HERE, publisher, kind="daily")
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("rendering failed after the insert")
 
     monkeypatch.setattr(answers.render, "answer_feedback", broken)
     with pytest.raises(RuntimeError):
-        await pick(drill, post.post_id)
-    assert [p for p, _ in await answers_of(drill)] == [warm.post_id]
+        await pick(sqlite_drill, post.post_id)
+    assert [p for p, _ in await answers_of(sqlite_drill)] == [warm.post_id]
     monkeypatch.undo()
-    assert (await pick(drill, post.post_id)).recorded
+    assert (await pick(sqlite_drill, post.post_id)).recorded
 
 
-async def test_a_raw_pick_waits_for_another_process_without_blocking_the_loop(drill: Drill, tmp_path: Path) -> None:
+async def test_a_raw_pick_waits_for_another_process_without_blocking_the_loop(
+    sqlite_drill: Drill, tmp_path: Path
+) -> None:
     publisher = RecordingPublisher()
-    warm = await drill.ask(HERE, publisher, kind="daily")
-    await pick(drill, warm.post_id)
-    post = await drill.ask(HERE, publisher, kind="daily")
+    warm = await sqlite_drill.ask(HERE, publisher, kind="daily")
+    await pick(sqlite_drill, warm.post_id)
+    post = await sqlite_drill.ask(HERE, publisher, kind="daily")
     holder = hold_lock(tmp_path / "hot.db", 0.8)
     ticks = 0
 
@@ -110,7 +114,7 @@ async def test_a_raw_pick_waits_for_another_process_without_blocking_the_loop(dr
 
     task = asyncio.create_task(ticker())
     started = time.monotonic()
-    outcome = await pick(drill, post.post_id)
+    outcome = await pick(sqlite_drill, post.post_id)
     waited = time.monotonic() - started
     task.cancel()
     holder.wait(timeout=10)
