@@ -330,7 +330,7 @@ def serve() -> None:
 
     settings = get_settings()
     json_logs = False
-    if settings.discord_token or settings.slack_bot_token:  # before anything logs (banks)
+    if settings.discord_token or settings.slack_bot_token or settings.slack_oauth:  # before banks log
         json_logs = settings.log_json if settings.log_json is not None else not sys.stderr.isatty()
         setup_logging(settings.log_level, json_logs, settings=settings)
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the schema check's chatter

@@ -23,6 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.blocks import render
 from bot.adapters.slack.publisher import Ref, parse_ref
+from bot.adapters.slack.workspaces import NotInstalledError, SlackClients
 from bot.core.commands import replies
 from bot.core.commands.dispatch import Caller, CodeForm, Pending
 from bot.core.model.identity import Where, Who
@@ -104,16 +105,20 @@ class _ChannelAck:
     async def retract(self, ref: str) -> None:
         parsed = parse_ref(ref)
         try:
-            await self.h.client.chat_delete(channel=parsed.channel, ts=parsed.ts)
-        except SlackApiError as exc:
+            client = await self.h.clients.client_for(self.where.workspace)
+            await client.chat_delete(channel=parsed.channel, ts=parsed.ts)
+        except (SlackApiError, NotInstalledError) as exc:
             log.warning("could not delete a refused /run acknowledgement: %s", exc.response.get("error"))
 
 
 class Handlers:
-    def __init__(self, app: App, client: AsyncWebClient, publisher: CoalescingPublisher) -> None:
+    def __init__(self, app: App, clients: SlackClients, publisher: CoalescingPublisher) -> None:
         self.app = app
-        self.client = client
+        self.clients = clients  # every Web API call goes out with its workspace's token
         self.publisher = publisher
+
+    async def client(self, team: str) -> AsyncWebClient:
+        return await self.clients.client_for(team)
 
     # ---- replies -------------------------------------------------------------------------
     async def reply(
@@ -134,18 +139,23 @@ class Handlers:
         the member's direct messages with the bot."""
         try:
             if where is None:
-                opened = await self.client.conversations_open(users=who.user_id)
+                opened = await (await self.client(who.workspace)).conversations_open(users=who.user_id)
                 channel = str(opened["channel"]["id"])
             else:
                 channel = where.channel_id
-            await self.publisher.inner.upload_to(channel, message)
-        except SlackApiError as exc:
+            await self.publisher.inner.upload_to(who.workspace, channel, message)  # type: ignore[attr-defined]
+        except (SlackApiError, NotInstalledError) as exc:
             log.warning("could not attach %d file(s): %s", len(message.attachments), exc.response.get("error"))
 
     async def tell(self, who: Who, where: Where, message: Message, respond: Respond | None) -> None:
         """Private feedback in the channel; else via the response_url, else a DM."""
         try:
-            await self.client.chat_postEphemeral(
+            client = await self.client(who.workspace)
+        except NotInstalledError:
+            log.warning("cannot tell %s anything: its workspace is not installed", who.user_id)
+            return
+        try:
+            await client.chat_postEphemeral(
                 channel=where.channel_id, user=who.user_id, **render(message)
             )
             return
@@ -155,24 +165,27 @@ class Handlers:
             await self.reply(respond, message)
             return
         try:
-            await self.client.chat_postMessage(channel=who.user_id, **render(message))
+            await client.chat_postMessage(channel=who.user_id, **render(message))
         except SlackApiError:
             log.warning("could not tell %s privately", who.user_id, exc_info=True)
 
-    async def is_admin(self, user_id: str) -> bool:
-        """Workspace admins/owners (users.info), or members listed in SLACK_ADMIN_USER_IDS."""
+    async def is_admin(self, who: Who) -> bool:
+        """Admins/owners of the member's own workspace (users.info with that workspace's
+        token), or members listed in SLACK_ADMIN_USER_IDS."""
+        user_id = who.user_id
         if user_id in self.app.settings.slack_admin_user_ids:
             return True
         try:
-            info = await self.client.users_info(user=user_id)
-        except SlackApiError as exc:
-            log.warning("users.info failed (%s); treating %s as a member", exc.response.get("error"), user_id)
+            info = await (await self.client(who.workspace)).users_info(user=user_id)
+        except (SlackApiError, NotInstalledError) as exc:
+            error = exc.response.get("error") if isinstance(exc, SlackApiError) else str(exc)
+            log.warning("users.info failed (%s); treating %s as a member", error, user_id)
             return False
         user = info.get("user") or {}
         return bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
 
     async def caller(self, body: dict[str, Any], *, needs_admin: bool) -> Caller:
-        admin = await self.is_admin(body["user_id"]) if needs_admin else False
+        admin = await self.is_admin(who_of(body)) if needs_admin else False
         return Caller(who_of(body), where_of(body), admin, WORDS)
 
     # ---- slash commands ------------------------------------------------------------------
@@ -275,9 +288,10 @@ class Handlers:
         view = self.run_modal(where_of(body), code_from_slack(body.get("text", "")) or form.initial,
                               command, form)
         try:
-            await self.client.views_open(trigger_id=body["trigger_id"], view=view)
-        except SlackApiError as exc:  # e.g. the trigger expired (Slack allows 3 s)
-            log.warning("views.open failed: %s", exc.response.get("error"))
+            client = await self.client(who_of(body).workspace)
+            await client.views_open(trigger_id=body["trigger_id"], view=view)
+        except (SlackApiError, NotInstalledError) as exc:  # e.g. the trigger expired (3 s)
+            log.warning("views.open failed: %s", exc)
             await self.reply(respond, replies.notice(replies.SORRY))
 
     async def on_run_submitted(self, body: dict[str, Any]) -> None:
