@@ -185,6 +185,7 @@ class SlackAdapter:
             logger=logging.getLogger("slack_bolt.AsyncApp"),
             oauth_settings=oauth_settings,
             installation_store_bot_only=True if self.oauth else None,
+            user_facing_authorize_error_message=install_pages.NOT_INSTALLED,
         )
         self.publisher = CoalescingPublisher(WorkspacePublisher(self.clients))
         self.handlers = Handlers(app, self.clients, self.publisher)

@@ -29,6 +29,10 @@ FAILURES: dict[str, tuple[int, str]] = {
 }
 UNKNOWN_FAILURE = (400, "Slack reported a problem with the install.")
 
+# what a member of a workspace without an install (removed, revoked) reads after a command
+NOT_INSTALLED = ("torchdrill is not installed in this workspace any more. "
+                 "A workspace admin can add it again with \"Add to Slack\".")
+
 
 def page(title: str, *paragraphs: str) -> str:
     """A minimal HTML page; ``paragraphs`` are trusted HTML fragments, the title is escaped."""
