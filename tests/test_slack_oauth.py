@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,7 +17,6 @@ from sqlalchemy import func, select, text, update
 from bot.adapters.slack.app import SlackAdapter
 from bot.app import App
 from bot.core.model.clock import FakeClock
-from bot.core.play.installs import purge_workspace
 from bot.observability import logs
 from bot.storage.models import (
     Answer,
@@ -43,6 +43,7 @@ from tests.slack_oauth_fixtures import (  # noqa: F401 - fixtures
     oauth_fake_fixture,
     sender,
 )
+from tests.test_cli_operational import run_cli
 
 WAIT_S = 8.0
 
@@ -305,7 +306,7 @@ async def test_uninstalling_one_workspace_forgets_its_token_and_stops_its_posts(
     assert not [c for c in oauth_fake.calls[before:] if c.team == "T1"]
 
 
-async def test_purge_removes_one_workspace_and_keeps_the_other(
+async def test_purge_command_removes_one_workspace_and_keeps_the_other(
     oauth_fake: FakeSlack, browser: Browser, oauth_adapter: SlackAdapter, oauth_app: App,
 ) -> None:
     for team in ("T1", "T2"):
@@ -315,13 +316,41 @@ async def test_purge_removes_one_workspace_and_keeps_the_other(
         question = await daily_now(oauth_fake, slack, who, n)
         await slack.click(question, buttons_of(question)[0]["action_id"], who)
         await oauth_fake.wait_for("chat.postEphemeral", user=who.id)
+    env = {"DATABASE_URL": oauth_app.settings.database_url}
 
-    purged = await purge_workspace(oauth_app.db, "slack", "T1")
-    assert purged.describe() == "purged workspace T1: 1 member(s), 1 channel(s), 1 answer(s)"
-    again = await purge_workspace(oauth_app.db, "slack", "T1")
-    assert again.describe() == "nothing stored for workspace T1"
+    done = await asyncio.to_thread(run_cli, ["slack", "purge", "T1", "--yes"], env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ("purged workspace T1: 1 member(s), 1 channel(s), 1 answer(s); "
+                                   "2 stored install row(s) removed")
     async with oauth_app.db.read() as session:
         teams = (await session.scalars(select(Workspace.external_id))).all()
         members = (await session.scalars(select(Member.user_id))).all()
     assert teams == ["T2"] and members == [EVE.id]
+    assert await count(oauth_app, slack_bots, team_id="T1") == 0
+    assert await count(oauth_app, slack_bots, team_id="T2") == 1
 
+    again = await asyncio.to_thread(run_cli, ["slack", "purge", "T1", "--yes"], env)
+    assert again.stdout.strip() == ("nothing stored for workspace T1; "
+                                    "0 stored install row(s) removed")
+    refused = await asyncio.to_thread(run_cli, ["slack", "purge", "T2"], env)  # no --yes, no tty
+    assert refused.returncode == 1 and await count(oauth_app, slack_bots, team_id="T2") == 1
+
+
+def test_distributed_manifest_has_the_redirect_url_scopes_and_uninstall_events() -> None:
+    done = run_cli(["slack", "manifest", "--url", "https://drills.example.org", "--distributed"], {})
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout)
+    assert manifest["oauth_config"]["redirect_urls"] == [
+        "https://drills.example.org/slack/oauth_redirect"]
+    assert set(manifest["oauth_config"]["scopes"]["bot"]) >= {
+        "commands", "chat:write", "users:read", "channels:history"}
+    events = manifest["settings"]["event_subscriptions"]
+    assert events == {"request_url": "https://drills.example.org/slack/events",
+                      "bot_events": ["app_uninstalled", "tokens_revoked"]}
+    assert manifest["settings"]["socket_mode_enabled"] is False
+    assert {c["url"] for c in manifest["features"]["slash_commands"]} == {
+        "https://drills.example.org/slack/events"}
+    alone = run_cli(["slack", "manifest", "--distributed"], {})
+    assert alone.returncode == 2
+    assert alone.stderr.strip() == ("--distributed needs --url https://<host>: Slack sends "
+                                    "installs back to https://<host>/slack/oauth_redirect")

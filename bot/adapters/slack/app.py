@@ -46,7 +46,7 @@ from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack import install_pages, installs
 from bot.adapters.slack.handlers import PLATFORM, Handlers
 from bot.adapters.slack.listeners import register
-from bot.adapters.slack.manifest import BOT_SCOPES
+from bot.adapters.slack.manifest import BOT_SCOPES, EVENTS_PATH
 from bot.adapters.slack.workspaces import SlackClients, WorkspacePublisher
 from bot.config import ConfigError, Settings, SlackMode
 from bot.core.play.installs import stop_workspace
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EVENTS_PATH = "/slack/events"
 RATE_LIMIT_RETRIES = 2  # 429: after Slack's Retry-After
 SIGNATURE_MAX_AGE_S = 300
 SERVER_ERROR_RETRIES = 2  # 500/503 and dropped connections: bounded exponential backoff

@@ -197,3 +197,17 @@ def state_store(settings: Settings, db: Database) -> SignedStateStore:
     inner = AsyncSQLAlchemyOAuthStateStore(STATE_EXPIRATION_S, LockedEngine(db),  # type: ignore[arg-type]
                                            logger=log)
     return SignedStateStore(inner, secret)
+
+
+async def forget_tokens(db: Database, team_id: str) -> int:
+    """Delete every stored install of the workspace (no key needed); returns how many rows."""
+    from sqlalchemy import delete
+
+    from bot.storage.models import slack_bots, slack_installations
+
+    removed = 0
+    async with db.write() as session:
+        for table in (slack_bots, slack_installations):
+            result = await session.execute(delete(table).where(table.c.team_id == team_id))
+            removed += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return removed
