@@ -8,16 +8,20 @@ import io
 import json
 import logging
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
+from pydantic import SecretStr
 from sqlalchemy import func, select, text, update
 
 from bot.adapters.slack.app import SlackAdapter
 from bot.app import App
+from bot.config import ConfigError
 from bot.core.model.clock import FakeClock
 from bot.observability import logs
+from bot.storage.db import migrate
 from bot.storage.models import (
     Answer,
     Channel,
@@ -231,6 +235,9 @@ async def test_a_bad_or_expired_state_gets_a_clear_page_and_installs_nothing(
     assert await count(oauth_app, slack_bots) == bots_before
     assert code in oauth_fake.codes  # Slack was never asked to exchange the code
     assert oauth_fake.token_of("T1") is None
+    if case == "expired":  # the next install link clears states that can no longer be used
+        await browser.start()
+        assert await count(oauth_app, slack_oauth_states) == 1
 
 
 async def test_an_install_page_request_never_answers_500(browser: Browser) -> None:
@@ -354,3 +361,52 @@ def test_distributed_manifest_has_the_redirect_url_scopes_and_uninstall_events()
     assert alone.returncode == 2
     assert alone.stderr.strip() == ("--distributed needs --url https://<host>: Slack sends "
                                     "installs back to https://<host>/slack/oauth_redirect")
+
+
+async def test_token_keys_rotate_and_a_row_no_key_opens_reads_as_not_installed(
+    oauth_app: App,
+) -> None:
+    from slack_sdk.oauth.installation_store.models.installation import Installation
+
+    from bot.adapters.slack.installs import installation_store
+
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+
+    def store(keys: str) -> Any:
+        return installation_store(oauth_app.settings.model_copy(
+            update={"slack_token_key": SecretStr(keys)}), oauth_app.db)
+
+    await store(old).async_save(Installation(
+        app_id="A0FAKE", team_id="T9", team_name="Nine", user_id="U9",
+        bot_token="xoxb-T9-old-token-123456", bot_id="B9", bot_user_id="U9BOT"))
+    rotated = store(f"{new},{old}")
+    assert await rotated.bot_token("T9") == "xoxb-T9-old-token-123456"  # older rows still open
+    await rotated.async_save(Installation(
+        app_id="A0FAKE", team_id="T8", team_name="Eight", user_id="U8",
+        bot_token="xoxb-T8-new-token-123456", bot_id="B8", bot_user_id="U8BOT"))
+    assert await store(new).bot_token("T8") == "xoxb-T8-new-token-123456"  # sealed with the newest
+    assert await store(new).bot_token("T9") is None  # the old key dropped: not installed
+    with pytest.raises(ConfigError, match="SLACK_TOKEN_KEY is not a Fernet key"):
+        store("not-a-key")
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"SLACK_TOKEN_KEY": ""}, "SLACK_TOKEN_KEY is not set (tokens are stored encrypted; "),
+    ({"SLACK_STATE_SECRET": ""}, "SLACK_STATE_SECRET is not set (signs OAuth install states"),
+    ({"SLACK_MODE": "socket", "SLACK_APP_TOKEN": "xapp-1-x"},
+     "SLACK_CLIENT_ID (OAuth installs) needs SLACK_MODE=http"),
+    ({"SLACK_BOT_TOKEN": "xoxb-one-workspace"},
+     "set SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID (OAuth installs, many workspaces), not both"),
+])
+def test_serve_names_the_missing_or_conflicting_oauth_setting(
+    tmp_path: Path, env: dict[str, str], expected: str,
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'ok.db'}"
+    migrate(url)
+    full = {"DATABASE_URL": url, "SLACK_MODE": "http", "SLACK_SIGNING_SECRET": "s" * 32,
+            "SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "c" * 16,
+            "SLACK_STATE_SECRET": "state" * 8, "SLACK_TOKEN_KEY": TOKEN_KEY, **env}
+    result = run_cli(["serve"], full)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert expected in result.stderr.replace("\n", " "), result.stderr[-2000:]

@@ -21,6 +21,7 @@ import hmac
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -171,6 +172,11 @@ class SignedStateStore(AsyncOAuthStateStore):
         return hmac.new(self.secret, state.encode(), hashlib.sha256).hexdigest()[:32]
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
+        """A new state; expired ones (links opened and never finished) are cleared first."""
+        table = self.inner.oauth_states
+        now = datetime.now(UTC).replace(tzinfo=None)  # naive UTC, as the store writes it
+        async with self.inner.engine.begin() as conn:
+            await conn.execute(table.delete().where(table.c.expire_at < now))
         state = await self.inner.async_issue()
         return f"{state}.{self._mac(state)}"
 
