@@ -188,6 +188,9 @@ async def test_two_workspaces_on_one_deployment_never_see_each_other(
             select(Workspace.external_id, func.count(Answer.id))
             .join(Answer, Answer.workspace_id == Workspace.id).group_by(Workspace.external_id))
         assert dict(rows.all()) == {"T1": 2, "T2": 2}
+    # bolt checks a token with auth.test once (at the install, then at its first request).
+    assert sorted(c.team for c in oauth_fake.calls if c.method == "auth.test") == [
+        "T1", "T1", "T2", "T2"]
     # Every Web API call carried one workspace's token (response URLs need none).
     assert not [c for c in oauth_fake.calls
                 if c.team is None and c.method not in ("oauth.v2.access", "respond", "upload")]

@@ -26,6 +26,7 @@ from pydantic import SecretStr
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
 from slack_bolt.oauth.async_callback_options import (
     AsyncCallbackOptions,
     AsyncFailureArgs,
@@ -206,10 +207,11 @@ class SlackAdapter:
                                    "Slack sends installs back to /slack/oauth_redirect")
         db = self.app.commands.daily.db
         self.store = installs.installation_store(settings, db)
-        return AsyncOAuthSettings(
+        client_secret = _secret(settings.slack_client_secret, "SLACK_CLIENT_SECRET",
+                                "needed for OAuth installs")
+        oauth = AsyncOAuthSettings(
             client_id=settings.slack_client_id,
-            client_secret=_secret(settings.slack_client_secret, "SLACK_CLIENT_SECRET",
-                                  "needed for OAuth installs"),
+            client_secret=client_secret,
             scopes=BOT_SCOPES,
             redirect_uri=settings.slack_redirect_uri,
             install_path=install_pages.INSTALL_PATH,
@@ -221,6 +223,15 @@ class SlackAdapter:
             callback_options=AsyncCallbackOptions(success=self._installed, failure=self._not_installed),
             logger=logging.getLogger("slack_bolt.oauth"),
         )
+        # Each request still reads its workspace's token from the store (an uninstall through
+        # another replica counts at once); only bolt's auth.test of a known token is cached,
+        # which would otherwise cost a Slack round trip before every acknowledgement.
+        oauth.authorize = AsyncInstallationStoreAuthorize(
+            logger=logging.getLogger("slack_bolt.oauth"), client_id=settings.slack_client_id,
+            client_secret=client_secret, installation_store=self.store, bot_only=True,
+            cache_enabled=True,
+        )
+        return oauth
 
     async def _installed_token(self, team: str) -> str | None:
         assert self.store is not None
