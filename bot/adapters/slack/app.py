@@ -26,16 +26,8 @@ from pydantic import SecretStr
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
-from slack_bolt.oauth.async_callback_options import (
-    AsyncCallbackOptions,
-    AsyncFailureArgs,
-    AsyncSuccessArgs,
-)
-from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import parse_body
-from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -44,13 +36,13 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.coalesce import CoalescingPublisher
-from bot.adapters.slack import install_pages, installs
 from bot.adapters.slack.handlers import PLATFORM, Handlers
+from bot.adapters.slack.install_pages import NOT_INSTALLED
 from bot.adapters.slack.listeners import register
-from bot.adapters.slack.manifest import BOT_SCOPES, EVENTS_PATH
+from bot.adapters.slack.manifest import EVENTS_PATH
+from bot.adapters.slack.oauth import OAuthInstalls
 from bot.adapters.slack.workspaces import SlackClients, WorkspacePublisher
 from bot.config import ConfigError, Settings, SlackMode
-from bot.core.play.installs import stop_workspace
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App
@@ -164,14 +156,12 @@ class SlackAdapter:
             self.app_token = _secret(
                 settings.slack_app_token, "SLACK_APP_TOKEN", "needed in Socket Mode, xapp-…"
             )
-        self.oauth = settings.slack_oauth
-        self.store: installs.EncryptedInstallationStore | None = None
-        oauth_settings = None
-        if self.oauth:
-            oauth_settings = self._oauth_settings(settings)
+        self.oauth = OAuthInstalls(settings, app.commands.daily, self.serves_http) \
+            if settings.slack_oauth else None
+        if self.oauth is not None:
             self.client = make_client(settings, token="")
             self.clients = SlackClients(lambda token: make_client(settings, token),
-                                        self._installed_token)
+                                        self.oauth.store.bot_token)
         else:
             self.client = make_client(settings)
             self.clients = SlackClients.single(self.client)
@@ -183,122 +173,19 @@ class SlackAdapter:
             # bolt names its logger after the app and sets its level; without our own logger
             # that would be "torchdrill", the parent of every torchdrill.* logger of ours
             logger=logging.getLogger("slack_bolt.AsyncApp"),
-            oauth_settings=oauth_settings,
+            oauth_settings=self.oauth.bolt_settings() if self.oauth else None,
             installation_store_bot_only=True if self.oauth else None,
-            user_facing_authorize_error_message=install_pages.NOT_INSTALLED,
+            user_facing_authorize_error_message=NOT_INSTALLED,
         )
         self.publisher = CoalescingPublisher(WorkspacePublisher(self.clients))
         self.handlers = Handlers(app, self.clients, self.publisher)
         register(self.bolt, self.handlers)
-        if self.oauth:
-            self._register_uninstall()
+        if self.oauth is not None:
+            self.oauth.register(self.bolt)
         self.signing_secret = signing_secret.encode()
         self.http: web.AppRunner | None = None
         self.socket: AsyncSocketModeHandler | None = None
         self._stopped = asyncio.Event()
-
-    # ---- OAuth installs (many workspaces) -------------------------------------------------
-    def _oauth_settings(self, settings: Settings) -> AsyncOAuthSettings:
-        if settings.slack_bot_token:
-            raise SlackConfigError("set SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID "
-                                   "(OAuth installs, many workspaces), not both")
-        if not self.serves_http:
-            raise SlackConfigError("SLACK_CLIENT_ID (OAuth installs) needs SLACK_MODE=http: "
-                                   "Slack sends installs back to /slack/oauth_redirect")
-        db = self.app.commands.daily.db
-        self.store = installs.installation_store(settings, db)
-        client_secret = _secret(settings.slack_client_secret, "SLACK_CLIENT_SECRET",
-                                "needed for OAuth installs")
-        oauth = AsyncOAuthSettings(
-            client_id=settings.slack_client_id,
-            client_secret=client_secret,
-            scopes=BOT_SCOPES,
-            redirect_uri=settings.slack_redirect_uri,
-            install_path=install_pages.INSTALL_PATH,
-            redirect_uri_path=install_pages.REDIRECT_PATH,
-            installation_store=self.store,
-            installation_store_bot_only=True,
-            state_store=installs.state_store(settings, db),
-            state_expiration_seconds=installs.STATE_EXPIRATION_S,
-            callback_options=AsyncCallbackOptions(success=self._installed, failure=self._not_installed),
-            logger=logging.getLogger("slack_bolt.oauth"),
-        )
-        # Each request still reads its workspace's token from the store (an uninstall through
-        # another replica counts at once); only bolt's auth.test of a known token is cached,
-        # which would otherwise cost a Slack round trip before every acknowledgement.
-        oauth.authorize = AsyncInstallationStoreAuthorize(
-            logger=logging.getLogger("slack_bolt.oauth"), client_id=settings.slack_client_id,
-            client_secret=client_secret, installation_store=self.store, bot_only=True,
-            cache_enabled=True,
-        )
-        return oauth
-
-    async def _installed_token(self, team: str) -> str | None:
-        assert self.store is not None
-        return await self.store.bot_token(team)
-
-    @staticmethod
-    def _page(status: int, html: str, args: AsyncSuccessArgs | AsyncFailureArgs) -> BoltResponse:
-        return BoltResponse(status=status, body=html, headers={
-            "Content-Type": "text/html; charset=utf-8",
-            "Set-Cookie": [args.settings.state_utils.build_set_cookie_for_deletion()],
-        })
-
-    async def _installed(self, args: AsyncSuccessArgs) -> BoltResponse:
-        installation = args.installation
-        log.info("slack workspace installed", extra={"team": installation.team_id})
-        return self._page(200, install_pages.installed_page(installation.team_name), args)
-
-    async def _not_installed(self, args: AsyncFailureArgs) -> BoltResponse:
-        log.warning("slack install failed: %s", args.reason)
-        return self._page(*install_pages.failed_page(args.reason), args)
-
-    async def on_oauth(self, request: web.Request) -> web.Response:
-        """``/slack/install`` and ``/slack/oauth_redirect``; never a 500."""
-        flow = self.bolt.oauth_flow
-        assert flow is not None
-        bolt_request = AsyncBoltRequest(
-            body="", query=request.query_string, headers=request.headers  # type: ignore[arg-type]
-        )
-        try:
-            if request.path == install_pages.INSTALL_PATH:
-                response = await flow.handle_installation(bolt_request)
-            else:
-                response = await flow.handle_callback(bolt_request)
-        except Exception:
-            log.exception("slack OAuth request failed")
-            status, html = install_pages.failed_page("storage_error")
-            return web.Response(status=status, text=html, content_type="text/html")
-        return await to_aiohttp_response(response)
-
-    def _register_uninstall(self) -> None:
-        """``app_uninstalled`` and ``tokens_revoked``: forget the tokens, stop the posts."""
-        store = self.store
-        assert store is not None
-
-        async def forget(team: str | None, why: str) -> None:
-            if not team:
-                return
-            await store.async_delete_all(enterprise_id=None, team_id=team)
-            stopped = await stop_workspace(self.app.commands.daily, PLATFORM, team)
-            log.info("slack workspace removed the bot", extra={
-                "team": team, "event": why, "schedules_stopped": stopped})
-
-        @self.bolt.event("app_uninstalled")
-        async def on_uninstalled(ack: Callable[..., Any], context: dict[str, Any]) -> None:
-            await ack()
-            await forget(context.get("team_id"), "app_uninstalled")
-
-        @self.bolt.event("tokens_revoked")
-        async def on_revoked(ack: Callable[..., Any], event: dict[str, Any],
-                             context: dict[str, Any]) -> None:
-            await ack()
-            tokens = event.get("tokens") or {}
-            team = context.get("team_id")
-            for user_id in tokens.get("oauth") or []:
-                await store.async_delete_installation(enterprise_id=None, team_id=team, user_id=user_id)
-            if tokens.get("bot"):
-                await forget(team, "tokens_revoked")
 
     # ---- HTTP mode -----------------------------------------------------------------------
     async def on_events(self, request: web.Request) -> web.Response:
@@ -325,9 +212,8 @@ class SlackAdapter:
 
         web_app = web.Application()
         web_app.router.add_post(EVENTS_PATH, self.on_events)
-        if self.oauth:
-            web_app.router.add_get(install_pages.INSTALL_PATH, self.on_oauth)
-            web_app.router.add_get(install_pages.REDIRECT_PATH, self.on_oauth)
+        if self.oauth is not None:
+            self.oauth.add_routes(web_app, self.bolt)
         add_health_routes(web_app, self.app.health_checks())  # type: ignore[arg-type]
         return web_app
 

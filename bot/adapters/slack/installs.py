@@ -53,7 +53,7 @@ class InstallConfigError(ConfigError):
     pass
 
 
-def _required(value: SecretStr | str | None, name: str, why: str) -> str:
+def required(value: SecretStr | str | None, name: str, why: str) -> str:
     text = value if isinstance(value, str) or value is None else value.get_secret_value()
     text = (text or "").strip()
     if not text:
@@ -189,8 +189,8 @@ class SignedStateStore(AsyncOAuthStateStore):
 
 
 def installation_store(settings: Settings, db: Database) -> EncryptedInstallationStore:
-    client_id = _required(settings.slack_client_id, "SLACK_CLIENT_ID", "OAuth installs")
-    keys = _required(settings.slack_token_key, "SLACK_TOKEN_KEY",
+    client_id = required(settings.slack_client_id, "SLACK_CLIENT_ID", "OAuth installs")
+    keys = required(settings.slack_token_key, "SLACK_TOKEN_KEY",
                      f"tokens are stored encrypted; {KEY_HINT}")
     inner = AsyncSQLAlchemyInstallationStore(client_id, LockedEngine(db),  # type: ignore[arg-type]
                                              logger=log)
@@ -198,7 +198,7 @@ def installation_store(settings: Settings, db: Database) -> EncryptedInstallatio
 
 
 def state_store(settings: Settings, db: Database) -> SignedStateStore:
-    secret = _required(settings.slack_state_secret, "SLACK_STATE_SECRET",
+    secret = required(settings.slack_state_secret, "SLACK_STATE_SECRET",
                        "signs OAuth install states; the same value on every replica")
     inner = AsyncSQLAlchemyOAuthStateStore(STATE_EXPIRATION_S, LockedEngine(db),  # type: ignore[arg-type]
                                            logger=log)
