@@ -315,6 +315,16 @@ async def test_uninstalling_one_workspace_forgets_its_token_and_stops_its_posts(
         'A workspace admin can add it again with "Add to Slack".')
     assert not [c for c in oauth_fake.calls[before:] if c.team == "T1"]
 
+    # Installed again: it answers with the new token; the schedule waits for /daily resume.
+    assert (await browser.install("T1"))[0] == 200
+    await t1.command("/daily", ANN, "status")
+    status_reply = await oauth_fake.wait_for("respond", count=4)
+    assert status_reply.data["text"].startswith("⏸ paused · 09:00 UTC on mon,tue,wed,thu,fri")
+    await t1.command("/daily", ANN, "resume")
+    resumed = await oauth_fake.wait_for("respond", count=5)
+    assert resumed.data["text"] == "Daily questions resumed."
+    assert await paused_by_team(oauth_app) == {"T1": False, "T2": False}
+
 
 async def test_purge_command_removes_one_workspace_and_keeps_the_other(
     oauth_fake: FakeSlack, browser: Browser, oauth_adapter: SlackAdapter, oauth_app: App,
