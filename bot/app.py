@@ -189,7 +189,7 @@ def configured_adapters(app: App) -> list[Adapter]:
         from bot.adapters.discord.bot import DiscordAdapter
 
         adapters.append(DiscordAdapter(app))
-    if settings.slack_bot_token:
+    if settings.slack_bot_token or settings.slack_oauth:
         from bot.adapters.slack.app import SlackAdapter
 
         adapters.append(SlackAdapter(app))

@@ -297,23 +297,74 @@ def discord_sync(
     console.print(f"synced {len(names)} commands to {where}: {', '.join(names)}", markup=False)
 
 
-slack_app = typer.Typer(help="Slack: the app manifest.", no_args_is_help=True)
+slack_app = typer.Typer(help="Slack: the app manifest; purge a workspace's data.",
+                        no_args_is_help=True)
 app.add_typer(slack_app, name="slack")
 
 
 @slack_app.command("manifest")
 def slack_manifest(
     url: str = typer.Option(
-        None, "--url", help="HTTP mode: https://<host>/slack/events (default: Socket Mode)"
+        None, "--url", help="HTTP mode: https://<host> or https://<host>/slack/events "
+        "(default: Socket Mode)"
     ),
     name: str = typer.Option("torchdrill", "--name", help="app and bot display name"),
+    distributed: bool = typer.Option(
+        False, "--distributed", help="many workspaces: OAuth installs (needs --url), the "
+        "redirect URL and the uninstall events"
+    ),
 ) -> None:
     """Print the Slack app manifest (JSON) with every command, the shortcut and the scopes."""
     import json
 
-    from bot.adapters.slack.manifest import manifest
+    from bot.adapters.slack.manifest import ManifestError, manifest
 
-    typer.echo(json.dumps(manifest(name, url), indent=2))
+    try:
+        typer.echo(json.dumps(manifest(name, url, distributed=distributed), indent=2))
+    except ManifestError as exc:
+        err_console.print(str(exc), markup=False, soft_wrap=True)
+        raise typer.Exit(code=2) from exc
+
+
+@slack_app.command("purge")
+def slack_purge(
+    team_id: str = typer.Argument(..., help="the workspace's team id, T…"),
+    yes: bool = typer.Option(False, "--yes", help="do not ask for confirmation"),
+) -> None:
+    """Delete everything stored for one Slack workspace: members, channels, posts, answers,
+    boards, groups, schedules and its installation (tokens). Other workspaces are untouched."""
+    import asyncio
+
+    from bot.adapters.slack.installs import forget_tokens
+    from bot.core.play.installs import purge_workspace
+    from bot.observability.logs import redact
+    from bot.storage.db import Database, NotMigratedError
+
+    team_id = team_id.strip()
+    if not team_id:
+        err_console.print("give the workspace's team id, e.g. T0123ABCD", markup=False)
+        raise typer.Exit(code=2)
+    if not yes and not typer.confirm(f"Delete all torchdrill data of Slack workspace {team_id}?"):
+        raise typer.Exit(code=1)
+
+    async def purge() -> str:
+        db = Database(get_settings().database_url)
+        try:
+            await db.ensure_migrated()
+            purged = await purge_workspace(db, "slack", team_id)
+            tokens = await forget_tokens(db, team_id)
+        finally:
+            await db.dispose()
+        return f"{purged.describe()}; {tokens} stored install row(s) removed"
+
+    try:
+        console.print(asyncio.run(purge()), markup=False, highlight=False, soft_wrap=True)
+    except NotMigratedError as exc:
+        err_console.print(str(exc), markup=False, soft_wrap=True)
+        raise typer.Exit(code=1) from exc
+    except Exception as exc:  # the database is unreachable: say so, never the password
+        err_console.print(f"purge failed: {redact(str(exc))}", markup=False, soft_wrap=True)
+        raise typer.Exit(code=1) from exc
 
 
 @app.command()
@@ -330,7 +381,7 @@ def serve() -> None:
 
     settings = get_settings()
     json_logs = False
-    if settings.discord_token or settings.slack_bot_token:  # before anything logs (banks)
+    if settings.discord_token or settings.slack_bot_token or settings.slack_oauth:  # before banks log
         json_logs = settings.log_json if settings.log_json is not None else not sys.stderr.isatty()
         setup_logging(settings.log_level, json_logs, settings=settings)
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the schema check's chatter

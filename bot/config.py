@@ -52,6 +52,18 @@ class Settings(BaseSettings):
     slack_mode: SlackMode = SlackMode.SOCKET
     slack_api_base_url: str = "https://slack.com/api/"
     slack_admin_user_ids: list[str] = Field(default_factory=list)
+    # OAuth installs (many workspaces, HTTP mode): all three set, and no SLACK_BOT_TOKEN
+    slack_client_id: str | None = None
+    slack_client_secret: SecretStr | None = None
+    slack_state_secret: SecretStr | None = Field(
+        default=None, description="signs OAuth install states; the same on every replica"
+    )
+    slack_token_key: SecretStr | None = Field(
+        default=None, description="Fernet key(s), comma-separated (newest first), for tokens at rest"
+    )
+    slack_redirect_uri: str | None = Field(
+        default=None, description="https://<host>/slack/oauth_redirect, when the app lists several"
+    )
 
     http_host: str = "0.0.0.0"
     http_port: int = 8080
@@ -60,6 +72,11 @@ class Settings(BaseSettings):
     runner_backend: RunnerBackend = RunnerBackend.EMBEDDED
     redis_url: str = "redis://127.0.0.1:6379/0"
     runner_max_code_bytes: int = Field(default=20_000, description="same variable as the runner's")
+
+    @property
+    def slack_oauth(self) -> bool:
+        """Slack for many workspaces: installs through OAuth instead of one bot token."""
+        return bool(self.slack_client_id)
 
     @property
     def is_sqlite(self) -> bool:

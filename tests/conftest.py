@@ -27,6 +27,7 @@ TABLES = (
     "answers", "srs_cards", "streaks", "group_members", "study_groups", "served", "daily_claims",
     "weekly_claims", "suggestions", "community_questions", "community_banks",
     "posts", "quizzes", "rounds", "schedules", "channels", "members", "workspaces",
+    "slack_installations", "slack_bots", "slack_oauth_states",
 )
 
 

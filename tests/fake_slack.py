@@ -7,16 +7,24 @@ message ``metadata``, answers ``conversations.history`` only with a history scop
 be told to answer 429 (with Retry-After) or 5xx, before or after it stored a message. ``SlackSender`` plays
 Slack's side of HTTP mode: it POSTs commands and interactions to the bot, signed exactly as
 Slack signs them (``v0=`` HMAC-SHA256 of ``v0:{timestamp}:{body}``).
+
+Several workspaces: ``issue_code`` plays Slack's consent screen (a one-time code that
+``oauth.v2.access`` exchanges for a new bot token of that team, checking the app's client id
+and secret); every call records which team's token it came with, ``auth.test`` answers for the
+token's team, ``users.info`` shows only the members of that team, and ``revoke`` makes a
+team's tokens invalid, as uninstalling does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import itertools
 import json
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -38,6 +46,7 @@ class Call:
     path: str = ""
     status: int = 200
     ok: bool = True  # the Web API's "ok" in the answer
+    team: str | None = None  # the workspace whose token made the call
 
 
 @dataclass
@@ -45,6 +54,7 @@ class User:
     id: str
     name: str
     admin: bool = False
+    team: str | None = None  # None: a member of every workspace (one-workspace tests)
 
 
 def text_of(message: dict[str, Any]) -> str:
@@ -91,6 +101,10 @@ class FakeSlack:
     failures: dict[str, list[int]] = field(default_factory=dict)  # method -> 5xx, not done
     fail_after: dict[str, list[int]] = field(default_factory=dict)  # method -> 5xx, but done
     scopes: set[str] = field(default_factory=lambda: {"channels:history", "groups:history"})
+    client_id: str = "1111.2222"
+    client_secret: str = "fake-client-secret"
+    tokens: dict[str, str] = field(default_factory=dict)  # installed bot token -> team id
+    codes: dict[str, tuple[str, str]] = field(default_factory=dict)  # code -> (team, name)
 
     def __post_init__(self) -> None:
         self.hosted: dict[str, bytes] = {}  # files members shared (file_input), by id
@@ -206,22 +220,24 @@ class FakeSlack:
             status = failing.pop(0)
             await self._record(Call(method, data, request.path, status=status, ok=False))
             return web.json_response({"ok": False, "error": "internal_error"}, status=status)
-        token = self.app_token if method == "apps.connections.open" else self.token
-        if request.headers.get("Authorization") != f"Bearer {token}":
-            await self._record(Call(method, data, request.path, ok=False))
-            return web.json_response({"ok": False, "error": "invalid_auth"})
+        team, error = self._authenticate(method, request.headers.get("Authorization", ""))
+        if error:
+            await self._record(Call(method, data, request.path, ok=False, team=team))
+            return web.json_response({"ok": False, "error": error})
         handler = getattr(self, "m_" + method.replace(".", "_"), None)
         if handler is None:
             result: dict[str, Any] = {"ok": False, "error": "unknown_method"}
         else:
+            data["_team"] = team
             result = handler(data)
+            data.pop("_team")
         late = self.fail_after.get(method)
         status = late.pop(0) if late else 200
         after = self.held_after.get(method)
         if after is not None:  # done, but the answer is slow (the sender may die meanwhile)
-            await self._record(Call(method, data, request.path, status=-1, ok=result["ok"]))
+            await self._record(Call(method, data, request.path, status=-1, ok=result["ok"], team=team))
             await after.wait()
-        await self._record(Call(method, data, request.path, status=status, ok=result["ok"]))
+        await self._record(Call(method, data, request.path, status=status, ok=result["ok"], team=team))
         if status != 200:
             return web.json_response({"ok": False, "error": "internal_error"}, status=status)
         return web.json_response(result)
@@ -235,13 +251,54 @@ class FakeSlack:
             return {"ok": False, "error": "not_in_channel"}
         return None
 
+    def _authenticate(self, method: str, header: str) -> tuple[str | None, str | None]:
+        """(the caller's team, an error): app token, the app's id and secret, or a bot token."""
+        if method == "apps.connections.open":
+            return None, None if header == f"Bearer {self.app_token}" else "invalid_auth"
+        if method == "oauth.v2.access":
+            expected = base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
+            return None, None if header == f"Basic {expected}" else "invalid_client"
+        token = header.removeprefix("Bearer ")
+        if token == self.token:
+            return self.team_id, None
+        if token in self.tokens:
+            return self.tokens[token], None
+        return None, "invalid_auth"
+
+    def issue_code(self, team: str, name: str) -> str:
+        """What Slack's consent screen hands back to the redirect URL after "Allow"."""
+        code = f"code-{team}-{next(self._ids)}"
+        self.codes[code] = (team, name)
+        return code
+
+    def revoke(self, team: str) -> None:
+        """Uninstalling: the team's bot tokens stop working."""
+        for token in [t for t, owner in self.tokens.items() if owner == team]:
+            del self.tokens[token]
+
+    def token_of(self, team: str) -> str | None:
+        return next((t for t, owner in self.tokens.items() if owner == team), None)
+
     # ---- Web API methods -----------------------------------------------------------------
+    def m_oauth_v2_access(self, data: dict[str, Any]) -> dict[str, Any]:
+        found = self.codes.pop(str(data.get("code")), None)  # a code works once
+        if found is None:
+            return {"ok": False, "error": "invalid_code"}
+        team, name = found
+        token = f"xoxb-{team}-{next(self._ids)}-{uuid.uuid4().hex}"
+        self.tokens[token] = team
+        return {"ok": True, "access_token": token, "token_type": "bot", "app_id": "A0FAKE",
+                "scope": "commands,chat:write", "bot_user_id": f"U0BOT{team}",
+                "team": {"id": team, "name": name}, "enterprise": None,
+                "is_enterprise_install": False, "authed_user": {"id": f"U0INSTALLER{team}"}}
+
     def m_apps_connections_open(self, data: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "url": self.base_url.replace("http://", "ws://") + "/socket"}
 
     def m_auth_test(self, data: dict[str, Any]) -> dict[str, Any]:
+        team = data.get("_team") or self.team_id
         return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake", "user": "torchdrill",
-                "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": "B0BOT"}
+                "team_id": team, "user_id": self.bot_user_id, "bot_id": f"B0BOT{team}"}
 
     def m_chat_postMessage(self, data: dict[str, Any]) -> dict[str, Any]:
         channel = str(data["channel"])
@@ -306,7 +363,7 @@ class FakeSlack:
 
     def m_users_info(self, data: dict[str, Any]) -> dict[str, Any]:
         user = self.users.get(str(data.get("user")))
-        if user is None:
+        if user is None or user.team not in (None, data.get("_team")):
             return {"ok": False, "error": "user_not_found"}
         return {"ok": True, "user": {"id": user.id, "name": user.name, "is_admin": user.admin,
                                      "is_owner": False, "is_primary_owner": False}}
@@ -409,6 +466,16 @@ class SlackSender:
     fake: FakeSlack
     url: str  # http://127.0.0.1:<port>/slack/events
     signing_secret: str
+    team_id: str | None = None  # another workspace than the fake's own
+    channel_id: str | None = None
+
+    @property
+    def team(self) -> str:
+        return self.team_id or self.fake.team_id
+
+    @property
+    def channel(self) -> str:
+        return self.channel_id or self.fake.channel_id
 
     async def post(
         self, body: str | bytes, content_type: str, *, timestamp: int | None = None,
@@ -430,9 +497,9 @@ class SlackSender:
                         channel: str | None = None) -> dict[str, str]:
         return {
             "token": "legacy-verification-token",
-            "team_id": self.fake.team_id,
+            "team_id": self.team,
             "team_domain": "fake",
-            "channel_id": channel or self.fake.channel_id,
+            "channel_id": channel or self.channel,
             "channel_name": self.fake.channel_name,
             "user_id": user.id,
             "user_name": user.name,
@@ -451,6 +518,13 @@ class SlackSender:
         body = self.command_body(command, user, text)
         return await self.post(body, "application/x-www-form-urlencoded", **kw)
 
+    async def event(self, event: dict[str, Any]) -> tuple[int, str]:
+        """An Events API callback from this sender's workspace (e.g. app_uninstalled)."""
+        body = {"token": "legacy-verification-token", "team_id": self.team, "api_app_id": "A0FAKE",
+                "type": "event_callback", "event": {"event_ts": str(time.time()), **event},
+                "event_id": f"Ev{time.time_ns()}", "event_time": int(time.time())}
+        return await self.post(json.dumps(body), "application/json")
+
     async def interact(self, payload: dict[str, Any], **kw: Any) -> tuple[int, str]:
         body = urlencode({"payload": json.dumps(payload)})
         return await self.post(body, "application/x-www-form-urlencoded", **kw)
@@ -460,9 +534,9 @@ class SlackSender:
             "type": kind,
             "token": "legacy-verification-token",
             "api_app_id": "A0FAKE",
-            "team": {"id": self.fake.team_id, "domain": "fake"},
+            "team": {"id": self.team, "domain": "fake"},
             "user": {"id": user.id, "username": user.name, "name": user.name,
-                     "team_id": self.fake.team_id},
+                     "team_id": self.team},
             "trigger_id": f"trigger.{time.time_ns()}",
         }
 
@@ -475,8 +549,8 @@ class SlackSender:
         [button] = [b for b in buttons_of(message) if b["action_id"] == action_id]
         payload = self._base("block_actions", user) | {
             "container": {"type": "message", "message_ts": message.get("ts"),
-                          "channel_id": self.fake.channel_id, "is_ephemeral": ephemeral},
-            "channel": {"id": self.fake.channel_id, "name": self.fake.channel_name},
+                          "channel_id": self.channel, "is_ephemeral": ephemeral},
+            "channel": {"id": self.channel, "name": self.fake.channel_name},
             "message": {"type": "message", "ts": message.get("ts"), "text": message.get("text"),
                         "blocks": message.get("blocks")},
             "response_url": self.fake.response_url(),
@@ -503,7 +577,7 @@ class SlackSender:
                                user: User) -> tuple[int, str]:
         payload = self._base("message_action", user) | {
             "callback_id": callback_id,
-            "channel": {"id": self.fake.channel_id, "name": self.fake.channel_name},
+            "channel": {"id": self.channel, "name": self.fake.channel_name},
             "message": message,
             "response_url": self.fake.response_url(),
         }

@@ -9,10 +9,12 @@ question never shows on a board); see bot.storage.scores.
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Column,
     Date,
     DateTime,
     ForeignKey,
@@ -20,6 +22,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
@@ -378,3 +381,60 @@ class Suggestion(Base):
     decided_at: Mapped[datetime | None]
     decided_by: Mapped[str | None] = mapped_column(String(64))
     __table_args__ = (Index("ix_suggestions_queue", "workspace_id", "status", "id"),)
+
+
+# ---- Slack installations (OAuth installs) -------------------------------------------------
+# Read and written by slack-sdk's SQLAlchemy stores (bot.adapters.slack.installs), which bring
+# their own Table objects with these names and columns; declared here too so that Alembic
+# creates them and the schema check covers them. Token columns are Text: they hold Fernet
+# ciphertexts, longer than the plain tokens the library sizes them for. Datetimes are naive
+# UTC, as the library writes them.
+SlackToken = Text
+
+
+def _slack_table(name: str, *columns: Column[Any], index: tuple[str, ...]) -> Table:
+    return Table(
+        name, Base.metadata,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("client_id", String(32), nullable=False),
+        Column("app_id", String(32), nullable=False),
+        Column("enterprise_id", String(32)),
+        Column("enterprise_name", String(200)),
+        *columns,
+        Column("is_enterprise_install", Boolean, nullable=False, default=False),
+        Column("installed_at", DateTime, nullable=False),
+        Index(f"{name}_idx", *index),
+    )
+
+
+_BOT_COLUMNS = (
+    ("team_id", String(32)), ("team_name", String(200)), ("bot_token", SlackToken()),
+    ("bot_id", String(32)), ("bot_user_id", String(32)), ("bot_scopes", String(1000)),
+    ("bot_refresh_token", SlackToken()), ("bot_token_expires_at", DateTime()),
+)
+slack_bots = _slack_table(
+    "slack_bots", *(Column(n, t) for n, t in _BOT_COLUMNS),
+    index=("client_id", "enterprise_id", "team_id", "installed_at"),
+)
+slack_installations = _slack_table(
+    "slack_installations",
+    Column("enterprise_url", String(200)),
+    *(Column(n, t) for n, t in _BOT_COLUMNS),
+    Column("user_id", String(32), nullable=False),
+    Column("user_token", SlackToken()),
+    Column("user_scopes", String(1000)),
+    Column("user_refresh_token", SlackToken()),
+    Column("user_token_expires_at", DateTime),
+    Column("incoming_webhook_url", String(200)),
+    Column("incoming_webhook_channel", String(200)),
+    Column("incoming_webhook_channel_id", String(200)),
+    Column("incoming_webhook_configuration_url", String(200)),
+    Column("token_type", String(32)),
+    index=("client_id", "enterprise_id", "team_id", "user_id", "installed_at"),
+)
+slack_oauth_states = Table(
+    "slack_oauth_states", Base.metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("state", String(200), nullable=False),
+    Column("expire_at", DateTime, nullable=False),
+)

@@ -4,6 +4,11 @@ Socket Mode (default) needs no public URL, only an app-level token. HTTP mode se
 ``POST /slack/events`` (commands, interactivity and shortcuts share that URL; bolt verifies
 the v0 signature and rejects stale timestamps) plus the health routes on the same port, so
 it can sit behind a load balancer with several replicas.
+
+One workspace runs on SLACK_BOT_TOKEN. Many workspaces (HTTP mode, SLACK_CLIENT_ID and its
+companions) install through OAuth: ``GET /slack/install`` → Slack's consent screen →
+``GET /slack/oauth_redirect``; each workspace's token lives encrypted in our database
+(installs.py) and every Web API call picks its workspace's token (workspaces.py).
 """
 
 from __future__ import annotations
@@ -32,8 +37,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.handlers import PLATFORM, Handlers
+from bot.adapters.slack.install_pages import NOT_INSTALLED
 from bot.adapters.slack.listeners import register
-from bot.adapters.slack.publisher import SlackPublisher
+from bot.adapters.slack.manifest import EVENTS_PATH
+from bot.adapters.slack.oauth import OAuthInstalls
+from bot.adapters.slack.workspaces import SlackClients, WorkspacePublisher
 from bot.config import ConfigError, Settings, SlackMode
 
 if TYPE_CHECKING:
@@ -41,7 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EVENTS_PATH = "/slack/events"
 RATE_LIMIT_RETRIES = 2  # 429: after Slack's Retry-After
 SIGNATURE_MAX_AGE_S = 300
 SERVER_ERROR_RETRIES = 2  # 500/503 and dropped connections: bounded exponential backoff
@@ -58,12 +65,17 @@ def _secret(value: SecretStr | None, name: str, why: str) -> str:
     return text
 
 
-def make_client(settings: Settings) -> AsyncWebClient:
+def make_client(settings: Settings, token: str | None = None) -> AsyncWebClient:
     """Web API client on SLACK_API_BASE_URL (a REST proxy, or a fake in tests): posts, edits
-    and replies retry 429s, 5xx, timeouts and dropped connections, a bounded number of times."""
+    and replies retry 429s, 5xx, timeouts and dropped connections, a bounded number of times.
+
+    ``token``: an installed workspace's; by default SLACK_BOT_TOKEN (one workspace); "" for
+    the token-less client of OAuth mode (oauth.v2.access authenticates with the app's id)."""
     base = settings.slack_api_base_url
+    if token is None:
+        token = _secret(settings.slack_bot_token, "SLACK_BOT_TOKEN", "the bot token, xoxb-…")
     return AsyncWebClient(
-        token=_secret(settings.slack_bot_token, "SLACK_BOT_TOKEN", "the bot token, xoxb-…"),
+        token=token or None,
         base_url=base if base.endswith("/") else base + "/",
         retry_handlers=[
             AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
@@ -144,7 +156,15 @@ class SlackAdapter:
             self.app_token = _secret(
                 settings.slack_app_token, "SLACK_APP_TOKEN", "needed in Socket Mode, xapp-…"
             )
-        self.client = make_client(settings)
+        self.oauth = OAuthInstalls(settings, app.commands.daily, self.serves_http) \
+            if settings.slack_oauth else None
+        if self.oauth is not None:
+            self.client = make_client(settings, token="")
+            self.clients = SlackClients(lambda token: make_client(settings, token),
+                                        self.oauth.store.bot_token)
+        else:
+            self.client = make_client(settings)
+            self.clients = SlackClients.single(self.client)
         self.bolt = AsyncApp(
             client=self.client,
             signing_secret=signing_secret,
@@ -153,10 +173,15 @@ class SlackAdapter:
             # bolt names its logger after the app and sets its level; without our own logger
             # that would be "torchdrill", the parent of every torchdrill.* logger of ours
             logger=logging.getLogger("slack_bolt.AsyncApp"),
+            oauth_settings=self.oauth.bolt_settings() if self.oauth else None,
+            installation_store_bot_only=True if self.oauth else None,
+            user_facing_authorize_error_message=NOT_INSTALLED,
         )
-        self.publisher = CoalescingPublisher(SlackPublisher(self.client))
-        self.handlers = Handlers(app, self.client, self.publisher)
+        self.publisher = CoalescingPublisher(WorkspacePublisher(self.clients))
+        self.handlers = Handlers(app, self.clients, self.publisher)
         register(self.bolt, self.handlers)
+        if self.oauth is not None:
+            self.oauth.register(self.bolt)
         self.signing_secret = signing_secret.encode()
         self.http: web.AppRunner | None = None
         self.socket: AsyncSocketModeHandler | None = None
@@ -187,6 +212,8 @@ class SlackAdapter:
 
         web_app = web.Application()
         web_app.router.add_post(EVENTS_PATH, self.on_events)
+        if self.oauth is not None:
+            self.oauth.add_routes(web_app, self.bolt)
         add_health_routes(web_app, self.app.health_checks())  # type: ignore[arg-type]
         return web_app
 

@@ -24,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.blocks import render
 from bot.adapters.slack.publisher import Ref, parse_ref
+from bot.adapters.slack.workspaces import NotInstalledError, SlackClients
 from bot.core.commands import replies
 from bot.core.commands.catalogue import Command, Option, OptionType
 from bot.core.commands.dispatch import Caller, CodeForm, Pending
@@ -140,16 +141,20 @@ class _ChannelAck:
     async def retract(self, ref: str) -> None:
         parsed = parse_ref(ref)
         try:
-            await self.h.client.chat_delete(channel=parsed.channel, ts=parsed.ts)
-        except SlackApiError as exc:
+            client = await self.h.clients.client_for(self.where.workspace)
+            await client.chat_delete(channel=parsed.channel, ts=parsed.ts)
+        except (SlackApiError, NotInstalledError) as exc:
             log.warning("could not delete a refused /run acknowledgement: %s", exc.response.get("error"))
 
 
 class Handlers:
-    def __init__(self, app: App, client: AsyncWebClient, publisher: CoalescingPublisher) -> None:
+    def __init__(self, app: App, clients: SlackClients, publisher: CoalescingPublisher) -> None:
         self.app = app
-        self.client = client
+        self.clients = clients  # every Web API call goes out with its workspace's token
         self.publisher = publisher
+
+    async def client(self, team: str) -> AsyncWebClient:
+        return await self.clients.client_for(team)
 
     # ---- replies -------------------------------------------------------------------------
     async def reply(
@@ -170,18 +175,23 @@ class Handlers:
         the member's direct messages with the bot."""
         try:
             if where is None:
-                opened = await self.client.conversations_open(users=who.user_id)
+                opened = await (await self.client(who.workspace)).conversations_open(users=who.user_id)
                 channel = str(opened["channel"]["id"])
             else:
                 channel = where.channel_id
-            await self.publisher.inner.upload_to(channel, message)
-        except SlackApiError as exc:
+            await self.publisher.inner.upload_to(who.workspace, channel, message)  # type: ignore[attr-defined]
+        except (SlackApiError, NotInstalledError) as exc:
             log.warning("could not attach %d file(s): %s", len(message.attachments), exc.response.get("error"))
 
     async def tell(self, who: Who, where: Where, message: Message, respond: Respond | None) -> None:
         """Private feedback in the channel; else via the response_url, else a DM."""
         try:
-            await self.client.chat_postEphemeral(
+            client = await self.client(who.workspace)
+        except NotInstalledError:
+            log.warning("cannot tell %s anything: its workspace is not installed", who.user_id)
+            return
+        try:
+            await client.chat_postEphemeral(
                 channel=where.channel_id, user=who.user_id, **render(message)
             )
             return
@@ -191,24 +201,27 @@ class Handlers:
             await self.reply(respond, message)
             return
         try:
-            await self.client.chat_postMessage(channel=who.user_id, **render(message))
+            await client.chat_postMessage(channel=who.user_id, **render(message))
         except SlackApiError:
             log.warning("could not tell %s privately", who.user_id, exc_info=True)
 
-    async def is_admin(self, user_id: str) -> bool:
-        """Workspace admins/owners (users.info), or members listed in SLACK_ADMIN_USER_IDS."""
+    async def is_admin(self, who: Who) -> bool:
+        """Admins/owners of the member's own workspace (users.info with that workspace's
+        token), or members listed in SLACK_ADMIN_USER_IDS."""
+        user_id = who.user_id
         if user_id in self.app.settings.slack_admin_user_ids:
             return True
         try:
-            info = await self.client.users_info(user=user_id)
-        except SlackApiError as exc:
-            log.warning("users.info failed (%s); treating %s as a member", exc.response.get("error"), user_id)
+            info = await (await self.client(who.workspace)).users_info(user=user_id)
+        except (SlackApiError, NotInstalledError) as exc:
+            error = exc.response.get("error") if isinstance(exc, SlackApiError) else str(exc)
+            log.warning("users.info failed (%s); treating %s as a member", error, user_id)
             return False
         user = info.get("user") or {}
         return bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
 
     async def caller(self, body: dict[str, Any], *, needs_admin: bool) -> Caller:
-        admin = await self.is_admin(body["user_id"]) if needs_admin else False
+        admin = await self.is_admin(who_of(body)) if needs_admin else False
         return Caller(who_of(body), where_of(body), admin, WORDS)
 
     # ---- slash commands ------------------------------------------------------------------
@@ -298,19 +311,20 @@ class Handlers:
 
     async def open_view(self, body: dict[str, Any], respond: Respond, view: dict[str, Any]) -> None:
         try:
-            await self.client.views_open(trigger_id=body["trigger_id"], view=view)
-        except SlackApiError as exc:  # e.g. the trigger expired (Slack allows 3 s)
-            log.warning("views.open failed: %s", exc.response.get("error"))
+            client = await self.client(who_of(body).workspace)
+            await client.views_open(trigger_id=body["trigger_id"], view=view)
+        except (SlackApiError, NotInstalledError) as exc:  # e.g. the trigger expired (3 s)
+            log.warning("views.open failed: %s", exc)
             await self.reply(respond, replies.notice(replies.SORRY))
 
     async def on_form_submitted(self, body: dict[str, Any]) -> None:
         who, where, meta = submitted_from(body)
         path = tuple(meta.get("path") or ())
         try:
-            values = await self.form_values(body["view"]["state"]["values"])
+            values = await self.form_values(body["view"]["state"]["values"], who.workspace)
             command = self.app.commands.command(path[0])
             leaf = command.sub(path[1]) if command is not None and len(path) > 1 else command
-            admin = await self.is_admin(who.user_id) if any(
+            admin = await self.is_admin(who) if any(
                 c is not None and c.admin_only for c in (command, leaf)) else False
             message = await self.app.commands.execute_values(Caller(who, where, admin, WORDS), path, values)
         except FileRefusedError as exc:
@@ -322,7 +336,7 @@ class Handlers:
         if message.attachments:
             await self.attach(message, who, None)
 
-    async def form_values(self, state: dict[str, Any]) -> dict[str, object]:
+    async def form_values(self, state: dict[str, Any], team: str) -> dict[str, object]:
         values: dict[str, object] = {}
         for name, actions in state.items():
             value = actions.get(name) or {}
@@ -330,7 +344,7 @@ class Handlers:
             if kind == "file_input":
                 files = value.get("files") or []
                 if files:
-                    values[name] = await self.download(files[0])
+                    values[name] = await self.download(files[0], team)
             elif kind == "static_select":
                 selected = value.get("selected_option")
                 if selected:
@@ -339,7 +353,7 @@ class Handlers:
                 values[name] = value["value"]
         return values
 
-    async def download(self, file: dict[str, Any]) -> Upload:
+    async def download(self, file: dict[str, Any], team: str) -> Upload:
         """A file from a file_input, fetched with the bot token (never over the size cap)."""
         size = int(file.get("size") or 0)
         if size > MAX_UPLOAD_BYTES:
@@ -347,7 +361,7 @@ class Handlers:
         url = file.get("url_private_download") or file.get("url_private")
         if not url:
             raise FileRefusedError("Slack did not share that file with me; upload it again.")
-        headers = {"Authorization": f"Bearer {self.client.token}"}
+        headers = {"Authorization": f"Bearer {(await self.client(team)).token}"}
         timeout = aiohttp.ClientTimeout(total=10)
         async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url, headers=headers) as got:
             if got.status != 200:

@@ -9,9 +9,14 @@ being served.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from bot.adapters.slack.handlers import RUN_SHORTCUT_ID, WORDS
+from bot.adapters.slack.install_pages import REDIRECT_PATH
 from bot.adapters.slack.listeners import served_commands
+
+EVENTS_PATH = "/slack/events"  # commands, interactivity and events share it in HTTP mode
+UNINSTALL_EVENTS = ["app_uninstalled", "tokens_revoked"]  # tokens forgotten, posts stopped
 
 BOT_SCOPES = [
     "commands",  # slash commands and shortcuts
@@ -26,10 +31,31 @@ BOT_SCOPES = [
 ]
 
 
+class ManifestError(ValueError):
+    pass
+
+
+def events_url(url: str) -> str:
+    """``https://host`` → ``https://host/slack/events``; a URL with a path stays as given."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ManifestError(f"--url must be https://<host>[/slack/events], not {url!r}")
+    return url if parts.path.strip("/") else f"{parts.scheme}://{parts.netloc}{EVENTS_PATH}"
+
+
 def manifest(
-    name: str = "torchdrill", request_url: str | None = None
+    name: str = "torchdrill", request_url: str | None = None, *, distributed: bool = False
 ) -> dict[str, Any]:
-    """Socket Mode without ``request_url``; HTTP mode points everything at ``request_url``."""
+    """Socket Mode without ``request_url``; HTTP mode points everything at ``request_url``.
+
+    ``distributed``: installable in many workspaces through OAuth ("Add to Slack"): Slack
+    sends installs back to ``/slack/oauth_redirect`` and tells the app when it is removed.
+    """
+    if distributed and not request_url:
+        raise ManifestError("--distributed needs --url https://<host>: Slack sends installs "
+                            f"back to https://<host>{REDIRECT_PATH}")
+    if request_url:
+        request_url = events_url(request_url)
     commands = []
     for name, command in served_commands().items():
         description = command.description.replace("{workspace}", WORDS.workspace)
@@ -44,6 +70,18 @@ def manifest(
     interactivity: dict[str, Any] = {"is_enabled": True}
     if request_url:
         interactivity["request_url"] = request_url
+    oauth: dict[str, Any] = {"scopes": {"bot": BOT_SCOPES}}
+    settings: dict[str, Any] = {
+        "interactivity": interactivity,
+        "org_deploy_enabled": False,
+        "socket_mode_enabled": request_url is None,
+    }
+    if distributed and request_url:
+        parts = urlsplit(request_url)
+        oauth["redirect_urls"] = [f"{parts.scheme}://{parts.netloc}{REDIRECT_PATH}"]
+        settings["event_subscriptions"] = {"request_url": request_url,
+                                           "bot_events": UNINSTALL_EVENTS}
+        settings["token_rotation_enabled"] = False  # bot tokens do not expire
     return {
         "display_information": {"name": name, "description": "Daily PyTorch interview drills"},
         "features": {
@@ -52,10 +90,6 @@ def manifest(
             "shortcuts": [{"name": "Run code", "type": "message", "callback_id": RUN_SHORTCUT_ID,
                            "description": "Run this message's code block in the sandbox"}],
         },
-        "oauth_config": {"scopes": {"bot": BOT_SCOPES}},
-        "settings": {
-            "interactivity": interactivity,
-            "org_deploy_enabled": False,
-            "socket_mode_enabled": request_url is None,
-        },
+        "oauth_config": oauth,
+        "settings": settings,
     }
