@@ -319,3 +319,18 @@ async def test_a_second_replica_serves_an_upload_it_did_not_take(db: Database, c
     fresh = replica()[0]  # a process started after the post: nothing loaded yet
     outcome = await fresh.press(MEMBER, post.buttons[0].action_id)
     assert outcome.recorded and "removed" not in outcome.reply.plain()
+
+
+def test_duplicate_ids_balance_and_reference_rules_of_content_check_apply(library: Library) -> None:
+    twice = bank_yaml("dup", [mcq("same-id", "First?", "Yes", ["No", "Maybe", "Later"]),
+                              mcq("same-id", "Second?", "Yes", ["No", "Maybe", "Later"])])
+    assert any("duplicate id 'same-id' (first at line 4)" in e for e in check_bank_text(twice, "d.yaml", library).errors)
+    # eight MCQs whose key is always the longest choice: a tell the balance lint refuses
+    longest = bank_yaml("tells", [mcq(f"tell-{i}", f"Which one {i}?", f"The much longer right answer {i}",
+                                      ["Short", "Tiny", "Brief"]) for i in range(8)])
+    errors = check_bank_text(longest, "t.yaml", library).errors
+    assert any("the key is strictly the longest choice in 8 of 8 MCQs (100%; at most 30%)" in e for e in errors)
+    dangling = bank_yaml("refs", [{**mcq("ref-one", "Which?", "Yes", ["No", "Maybe", "Later"]),
+                                   "related": ["nowhere-to-be-found"]}])
+    assert any("'nowhere-to-be-found' is neither a question of this bank nor a built-in one" in e
+               for e in check_bank_text(dangling, "r.yaml", library).errors)
