@@ -58,18 +58,29 @@ class Channel:
         self.lookups: list[Delivery] = []
         self.during_send: object = None  # an async callable run inside the keyed send
         self.stall = False
+        self.cancelled = 0  # keyed sends the sender gave up on
+        self.updates: list[str] = []
+        self.fail_in: set[str] = set()  # channel ids whose keyed sends fail
+        self.wheres: list[tuple[str, str]] = []  # (call, channel id)
 
     async def publish(self, where, message, *, thread_of=None) -> str:
         self.sent.append((f"m{len(self.sent) + 1}", where, message, None))
         return self.sent[-1][0]
 
     async def publish_once(self, where, message, delivery: Delivery) -> str:
+        self.wheres.append(("publish_once", where.channel_id))
+        if where.channel_id in self.fail_in:
+            raise ConnectionError("channel unreachable")
         ref = f"m{len(self.sent) + 1}"
         self.sent.append((ref, where, message, delivery.key))
         if self.during_send is not None:
             await self.during_send()  # type: ignore[operator]
         if self.stall:
-            await asyncio.Event().wait()  # never answers; the sender's deadline ends it
+            try:
+                await asyncio.Event().wait()  # never answers; the sender's deadline ends it
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
         if self.die_after_accept:
             self.die_after_accept = False
             raise TimeoutError("no answer from the platform")
@@ -77,12 +88,13 @@ class Channel:
 
     async def find_sent(self, where, delivery: Delivery) -> str | None:
         self.lookups.append(delivery)
+        self.wheres.append(("find_sent", where.channel_id))
         if self.lookup_unavailable:
             raise LookupUnavailableError("missing history scope")
         return next((ref for ref, _, _, key in self.sent if key == delivery.key), None)
 
     async def update(self, where, ref, message) -> None:
-        pass
+        self.updates.append(ref)
 
     def keyed(self) -> list[str | None]:
         return [key for *_, key in self.sent if key]
@@ -113,7 +125,7 @@ async def steal_claim(daily: DailyPosting) -> None:
 
 
 async def test_posted_then_extra_with_the_schedules_topic(daily, channel, drill, clock) -> None:
-    await daily.set_schedule(HERE, at="09:00", timezone="UTC", topic="autograd")
+    await daily.set_schedule(HERE, at="09:00", timezone="UTC", topic="autograd", reveal_after_hours=3)
     assert (await daily.post_now(HERE)).plain() == POSTED
     claim = await claim_row(daily)
     assert channel.keyed() == [f"tdpost{claim.post_id}"]
@@ -126,6 +138,12 @@ async def test_posted_then_extra_with_the_schedules_topic(daily, channel, drill,
         ("daily", "autograd"), ("now", "autograd")]
     assert posts[0].local_date == date(2026, 3, 4) and posts[0].platform_ref == "m1"
     assert posts[1].closes_at == posts[0].closes_at  # the extra one is revealed with today's
+    assert posts[0].closes_at - posts[0].opened_at == timedelta(hours=3)
+    for _ in range(3):
+        await daily.post_now(HERE)
+    async with drill.db.read() as s:
+        extras = (await s.scalars(select(Post).where(Post.id > posts[1].id))).all()
+    assert [(p.kind, drill.library[p.question_id].topic) for p in extras] == [("now", "autograd")] * 3
 
 
 async def test_an_accepted_post_whose_answer_was_lost_is_found_not_resent(daily, channel, clock, caplog) -> None:
@@ -167,7 +185,9 @@ async def test_a_claim_another_replica_holds_is_being_posted(daily, channel, clo
     assert (await daily.post_now(HERE)).plain() == BEING_POSTED
     clock.advance(daily.lease.total_seconds())  # exactly one lease later: expired, taken over
     assert (await daily.post_now(HERE)).plain() == POSTED
-    assert (await claim_row(daily)).claimed_by == token_for(2)
+    claim = await claim_row(daily)
+    assert claim.claimed_by == token_for(2)
+    assert claim.claimed_at.replace(tzinfo=None) == clock.now().replace(tzinfo=None)  # a fresh lease
 
 
 async def test_a_claim_taken_over_while_sending_is_left_to_its_new_owner(daily, channel, caplog) -> None:
@@ -203,6 +223,7 @@ async def test_a_send_past_its_deadline_fails_and_is_retried_by_recovery(daily, 
     reply = await daily.post_now(HERE)
     assert reply.plain() == failed("TimeoutError: no answer from the platform within 0 s")
     assert caplog.messages[-1] == "/daily now could not post in c1: TimeoutError: no answer from the platform within 0 s"
+    assert channel.cancelled == 1  # the stalled send was called off, not left running
     channel.stall = False
     [post_id] = await daily.recover_unsent()
     assert (await claim_row(daily)).post_id == post_id and len(channel.keyed()) == 1
@@ -320,3 +341,99 @@ async def test_delivery_helpers_fall_back_where_the_platform_cannot(channel) -> 
 
     assert await permalink(Links(False), HERE, "m7") == "https://chat/c1/m7"
     assert await permalink(Links(True), HERE, "m7") is None
+
+
+# ---- more than one channel, the fence, the schedule behind a recovery ---------------------
+
+
+async def test_a_stale_token_sends_nothing(daily, channel, clock) -> None:
+    from bot.core.play.daily import Claim, Outcome, Sent, adhoc_view
+
+    async with daily.db.write() as s:
+        channel_pk = (await channel_row(s, HERE)).id
+        s.add(DailyClaim(channel_id=channel_pk, local_date=date(2026, 3, 4), claimed_at=clock.now(),
+                         claimed_by="2@other"))
+    stale = Claim(adhoc_view(channel_pk, HERE), date(2026, 3, 4), token_for(1))
+    assert await daily._send(stale) == Sent(Outcome.LOST, None)
+    assert channel.sent == []
+
+
+async def test_recovery_goes_on_past_a_failing_channel_and_follows_each_schedule(daily, channel, drill, clock, caplog) -> None:
+    there = Where("discord", "g1", "c2", "other")
+    await daily.set_schedule(there, at="09:00", timezone="UTC", topic="autograd", reveal_after_hours=3)
+    async with daily.db.write() as s:
+        for where in (HERE, there):
+            pk = (await channel_row(s, where)).id
+            s.add(DailyClaim(channel_id=pk, local_date=date(2026, 3, 4), claimed_at=clock.now(),
+                             claimed_by="1@dead"))
+    channel.fail_in = {"c1"}
+    clock.advance(daily.lease.total_seconds())
+    [post_id] = await daily.recover_unsent()
+    assert "daily post of channel c1 not sent yet (will retry): ConnectionError: channel unreachable" in caplog.messages
+    async with drill.db.read() as s:
+        post = await s.get(Post, post_id)
+    assert drill.library[post.question_id].topic == "autograd"
+    assert post.closes_at - post.opened_at == timedelta(hours=3)
+
+
+async def test_catch_up_goes_on_past_a_paused_channel_and_returns_the_post(daily, channel, drill, clock) -> None:
+    there = Where("discord", "g1", "c2", "other")
+    await daily.set_schedule(HERE, at="09:00", timezone="UTC")
+    await daily.set_schedule(there, at="09:00", timezone="UTC")
+    await daily.set_paused(HERE, True)
+    [post_id] = await daily.catch_up()
+    async with drill.db.read() as s:
+        post = await s.get(Post, post_id)
+    assert post.kind == "daily" and post.platform_ref == "m1"
+
+
+async def test_daily_questions_are_mcqs_even_where_the_topic_has_flashcards(daily, channel, drill, clock) -> None:
+    await daily.set_schedule(HERE, at="09:00", timezone="UTC", topic="autograd")  # 4 MCQs, 3 flashcards
+    for _ in range(7):
+        await daily.post_now(HERE)
+        clock.advance(days=1)
+    async with drill.db.read() as s:
+        ids = [p.question_id for p in await s.scalars(select(Post).order_by(Post.id))]
+    assert len(ids) == 7 and all(i.startswith("t-mcq-") for i in ids)
+
+
+async def test_daily_and_now_questions_share_one_no_repeat_cycle(daily, channel, drill, clock, publisher) -> None:
+    for _ in range(6):
+        await daily.post_now(HERE)
+        await drill.ask(HERE, publisher, kind="now")
+        clock.advance(days=1)
+    async with drill.db.read() as s:
+        ids = [p.question_id for p in await s.scalars(select(Post))]
+    assert len(set(ids)) == 12  # all twelve MCQs before any repeat
+
+
+async def test_the_next_fire_reveals_yesterdays_post_in_the_channel(daily, channel, clock) -> None:
+    await daily.set_schedule(HERE, at="09:00", timezone="UTC")
+    async with daily.db.write() as s:
+        channel_pk = (await channel_row(s, HERE)).id
+    first = await daily.fire(channel_pk)
+    clock.advance(days=1)
+    second = await daily.fire(channel_pk)
+    assert first is not None and second is not None and channel.updates == ["m1"]
+
+
+async def test_a_schedule_far_from_utc_claims_its_own_date(daily, channel, clock) -> None:
+    await daily.set_schedule(HERE, at="09:00", timezone="Pacific/Kiritimati")  # 19:00 UTC the day before
+    clock.set(datetime(2026, 3, 4, 19, 0, tzinfo=UTC))
+    assert len(await daily.catch_up()) == 1
+    assert (await claim_row(daily)).local_date == date(2026, 3, 5)
+
+
+async def test_every_platform_call_names_the_channel(channel) -> None:
+    from tests.conftest import RecordingPublisher
+
+    class Plain(RecordingPublisher):
+        async def publish(self, where, message, *, thread_of=None) -> str:
+            channel.wheres.append(("publish", where.channel_id))
+            return await super().publish(where, message, thread_of=thread_of)
+
+    delivery = Delivery(5, datetime(2026, 3, 4, tzinfo=UTC))
+    await publish_once(Plain(), HERE, "msg", delivery)  # type: ignore[arg-type]
+    await send_or_find(channel, HERE, "msg", delivery, retry=True)  # type: ignore[arg-type]
+    await find_sent(channel, HERE, delivery)
+    assert channel.wheres == [("publish", "c1"), ("find_sent", "c1"), ("publish_once", "c1"), ("find_sent", "c1")]

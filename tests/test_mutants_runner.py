@@ -73,7 +73,7 @@ def test_with_kernel_counters_memory_and_process_guesses_are_not_made() -> None:
 
 
 def test_only_the_last_4000_characters_of_stderr_are_read() -> None:
-    early = b"MemoryError\n" + b"x" * 3990
+    early = b"MemoryError\n" + b"x" * 3989  # 4001 characters: its first falls outside
     assert verdict(raw(1, stderr=early), LIMITS) == (JobState.FAILED, None)
     late = b"MemoryError\n" + b"x" * 3980
     assert verdict(raw(1, stderr=late), LIMITS) == (JobState.FAILED, "memory limit 300 MB exceeded")
@@ -172,3 +172,38 @@ def test_catalog_problems_name_the_file_and_line(tmp_path: Path) -> None:
     empty.write_text("- id: ok-one\n  title: T\n  patterns: ['  ']\n  explanation: E\n  fix: F\n")
     with pytest.raises(CatalogError, match=r"empty\.yaml:1: entry 'ok-one': patterns: a pattern is empty$"):
         load_catalog(empty)
+
+
+def test_sizes_are_shown_to_a_tenth_and_undecodable_bytes_do_not_fail() -> None:
+    result = build_result("j4", REQUEST, raw(0, stdout=b"ok \xff", rss_kb=102_912, gpu=1_294_467), LIMITS,
+                          device_used="cuda:0", device_note=None)
+    assert result.stdout == "ok \ufffd"
+    assert (result.peak_rss_mb, result.gpu_max_allocated_mb) == (100.5, 1.2)
+    small = build_result("j5", REQUEST, raw(0, rss_kb=1500), LIMITS, device_used="cpu", device_note=None)
+    assert small.peak_rss_mb == 1.5
+
+
+def test_two_headers_in_a_row_are_two_messages_and_patterns_anchor_on_any_line(tmp_path: Path) -> None:
+    assert exception_messages("KeyError: 'a'\nValueError: b\n") == ["KeyError: 'a'", "ValueError: b"]
+    catalog = tmp_path / "errors.yaml"
+    catalog.write_text("- id: oom-line\n  title: OOM\n  patterns: ['^Tried to allocate']\n"
+                       "  explanation: Too big.\n  fix: Smaller.\n")
+    found = explain("torch.OutOfMemoryError: CUDA out of memory.\nTried to allocate 2 GiB\nnext\nlast\n",
+                    load_catalog(catalog))
+    assert found is not None and found.matched == "Tried to allocate 2 GiB"
+
+
+def test_an_edited_catalog_is_read_again(tmp_path: Path) -> None:
+    import os
+
+    catalog = tmp_path / "errors.yaml"
+    entry = "- id: {}\n  title: T\n  patterns: ['x']\n  explanation: E\n  fix: F\n"
+    catalog.write_text(entry.format("aaa-one"))
+    os.utime(catalog, ns=(1_000_000_000, 1_000_000_000))
+    assert [e.id for e in load_catalog(catalog)] == ["aaa-one"]
+    catalog.write_text(entry.format("bbb-one"))  # same size, a new time
+    os.utime(catalog, ns=(2_000_000_000, 2_000_000_000))
+    assert [e.id for e in load_catalog(catalog)] == ["bbb-one"]
+    catalog.write_text(entry.format("cccc-two"))  # a new size, the same time
+    os.utime(catalog, ns=(2_000_000_000, 2_000_000_000))
+    assert [e.id for e in load_catalog(catalog)] == ["cccc-two"]
