@@ -78,3 +78,15 @@ async def test_review_continues_the_stored_card_and_due_lists_are_per_member(db:
         assert await due_question_ids(s, 1, again_due - timedelta(seconds=1), 10) == []
         assert await due_question_ids(s, 1, second_due, 10) == ["q-b", "q-a"]
         assert await due_question_ids(s, 1, second_due, 1) == ["q-b"]
+
+
+async def test_due_cards_come_by_due_time_not_as_stored(db: Database) -> None:
+    """A card stored first but due later comes second. (Both databases walk the (member, due)
+    index here, so this pins the order; a plan without that index needs the ORDER BY.)"""
+    await _two_members(db)
+    async with db.write() as s:
+        late = await review(s, 1, "q-late", Rating.Good, WHEN)
+        await review(s, 1, "q-early", Rating.Again, WHEN)
+    async with db.read() as s:
+        assert await due_question_ids(s, 1, late, 10) == ["q-early", "q-late"]
+        assert await due_question_ids(s, 1, late, 1) == ["q-early"]
