@@ -181,6 +181,8 @@ async def test_yaml_bombs_tags_and_sizes_are_refused_before_building_anything(wo
                                       "multiply); write the questions out")
     deep = "bank: " + "[" * 40 + "]" * 40
     assert "nested deeper than 12 levels" in check_bank_text(deep, "d.yaml", library).errors[0]
+    abyss = "bank: " + "[" * 50_000 + "]" * 50_000  # deeper than Python's own recursion limit
+    assert check_bank_text(abyss, "a.yaml", library).errors == ["line 1: nested deeper than 12 levels"]
     tagged = check_bank_text("bank: !!python/object/apply:os.system ['true']\n", "t.yaml", library)
     assert tagged.errors and "invalid YAML" in tagged.errors[0]
     big = check_bank_text(b"#" * (MAX_UPLOAD_BYTES + 1), "big.yaml", library)

@@ -64,6 +64,8 @@ def _yaml_shape_problem(text: str) -> str | None:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None  # parse_bank reports syntax errors with their line
+    except RecursionError:  # PyYAML composes nested collections recursively
+        return f"line 1: nested deeper than {MAX_YAML_DEPTH} levels"
     sizes: dict[int, int] = {}
     busy: set[int] = set()
 
