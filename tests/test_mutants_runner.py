@@ -184,7 +184,7 @@ def test_sizes_are_shown_to_a_tenth_and_undecodable_bytes_do_not_fail() -> None:
 
 
 def test_two_headers_in_a_row_are_two_messages_and_patterns_anchor_on_any_line(tmp_path: Path) -> None:
-    assert exception_messages("KeyError: 'a'\nValueError: b\n") == ["KeyError: 'a'", "ValueError: b"]
+    assert exception_messages("KeyError: 'a'\n  more\nValueError: b\n") == ["KeyError: 'a'\n  more", "ValueError: b"]
     catalog = tmp_path / "errors.yaml"
     catalog.write_text("- id: oom-line\n  title: OOM\n  patterns: ['^Tried to allocate']\n"
                        "  explanation: Too big.\n  fix: Smaller.\n")
