@@ -121,3 +121,51 @@ async def test_a_raw_pick_waits_for_another_process_without_blocking_the_loop(
     assert outcome.recorded
     assert waited >= 0.4  # it waited for the other process's commit
     assert ticks >= waited / 0.01 * 0.5  # and the loop kept running meanwhile
+
+
+async def test_a_cached_post_still_refuses_after_its_reveal_and_updates_an_existing_card(
+    drill: Drill, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a second click on a post reads nothing first (the post is cached): the
+    write itself refuses a post revealed meanwhile, and an existing card is read and updated."""
+    from bot.storage import hot_statements
+
+    publisher = RecordingPublisher()
+    ben, cy = Who("test", "w", "u-ben", "ben"), Who("test", "w", "u-cy", "cy")
+    warm = await drill.ask(HERE, publisher, kind="daily")
+    for member in (ANA, ben, cy):
+        await pick(drill, warm.post_id, 0, member)  # both members are known from now on
+    post = await drill.ask(HERE, publisher, kind="daily")
+    async with drill.db.write() as session:  # published, as adapters record it
+        from bot.storage.models import Post
+
+        (await session.get(Post, post.post_id)).platform_ref = "m-post"  # type: ignore[union-attr]
+    assert (await pick(drill, post.post_id, 0, ANA)).recorded  # reads the post, caches it
+    if not drill.db.is_sqlite:
+        broken = hot_statements.HotStatement("SELECT 1 / 0", {})
+        monkeypatch.setattr(hot_statements, "CLICK_STATE", broken)  # a read would fail now
+    second = await pick(drill, post.post_id, 1, ben)
+    assert second.recorded and second.public is not None and "2 answered" in second.public.plain()
+    monkeypatch.undo()
+    # the same question again in a later post: ben's card exists and is updated, not replaced
+    async with drill.db.read() as session:
+        from bot.storage.models import Post
+
+        question_id = (await session.get(Post, post.post_id)).question_id  # type: ignore[union-attr]
+    again = await drill.ask(HERE, publisher, kind="daily")
+    async with drill.db.write() as session:
+        row = await session.get(Post, again.post_id)
+        row.question_id, row.platform_ref = question_id, "m-again"  # type: ignore[union-attr]
+    await pick(drill, again.post_id, 0, ANA)  # caches the post
+    assert (await pick(drill, again.post_id, 0, ben)).recorded
+    async with drill.db.read() as session:
+        reps = await session.scalar(select(SrsCard.reps).where(SrsCard.question_id == question_id,
+                                                               SrsCard.member_id != 0)
+                                    .order_by(SrsCard.reps.desc()).limit(1))
+    assert reps == 2
+    await drill.reveal_post(again.post_id, HERE, publisher)
+    late = await pick(drill, again.post_id, 2, cy)  # known, the post cached, but revealed
+    assert not late.recorded
+    assert late.reply.plain() == "This question is closed; answers are no longer accepted."
+    known_late = await pick(drill, again.post_id, 2, ben)
+    assert not known_late.recorded and "You already answered" in known_late.reply.plain()

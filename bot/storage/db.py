@@ -136,6 +136,7 @@ class Database:
         self._hot_pool: asyncio.Future[Any] | None = None  # an asyncpg pool, PostgreSQL
         # ids of rows that never change once committed (members); see bot.core.model.identity
         self.id_cache: dict[tuple[str, ...], tuple[int, int, str]] = {}
+        self.post_cache: dict[int, Any] = {}  # bot.core.play.answers: raw PostgreSQL clicks
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -230,7 +231,8 @@ class Database:
         pool = await asyncio.shield(self._hot_pool)  # every click waits for the same set-up
         conn = await pool.acquire()
         try:
-            session = hot_writes.HotSession(self.engine.dialect, self.id_cache, asyncpg=conn)
+            session = hot_writes.HotSession(self.engine.dialect, self.id_cache, asyncpg=conn,
+                                            post_cache=self.post_cache)
             result = await work(session)
         except hot_writes.NeedsSessionError:
             raise  # nothing was sent after the last statement completed: the connection is fine

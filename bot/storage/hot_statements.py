@@ -214,6 +214,31 @@ RECORD_PG = HotStatement(
 )
 
 
+# PostgreSQL, a post already known to this process: record the answer and, when the member
+# has no card for the question yet (the usual case: a question comes once per cycle), its new
+# card, in one round trip; also the count and the member's streak the reply names. ``card_new``
+# 0 with an answer id means a card existed: the caller reads it and updates it.
+RECORD_PG_FIRST = HotStatement(
+    f"WITH ins AS (INSERT INTO answers ({', '.join(_ANSWER_COLUMNS)}) SELECT {_VALUES} "
+    f"WHERE EXISTS ({_OPEN_POST} FOR KEY SHARE) "
+    "ON CONFLICT (post_id, member_id) DO NOTHING RETURNING id), "
+    "card AS (INSERT INTO srs_cards (member_id, question_id, state, due, reps) "
+    "SELECT :member_id, :question_id, :state, :due, :reps WHERE EXISTS (SELECT 1 FROM ins) "
+    "ON CONFLICT (member_id, question_id) DO NOTHING RETURNING 1) "
+    "SELECT (SELECT id FROM ins), "
+    "(SELECT count(*) FROM answers WHERE post_id = :post_id) + (SELECT count(*) FROM ins), "
+    "(SELECT count(*) FROM card), "
+    "(SELECT k.current FROM streaks k WHERE k.member_id = :member_id AND k.channel_id = :channel_id)",
+    {**_ANSWER_TYPES, **_CARD_TYPES},
+    [("id", _A.id.type), ("answered", _A.points.type), ("card_new", _A.points.type),
+     ("streak", Streak.__table__.c.current.type)],
+)
+CARD_OF = HotStatement(
+    "SELECT state, reps FROM srs_cards WHERE member_id = :member_id AND question_id = :question_id",
+    {"member_id": _S.member_id.type, "question_id": _S.question_id.type},
+)
+
+
 async def insert_answer(session: AsyncSession, values: dict[str, Any]) -> int | None:
     """The new answer's id, or None when the member had already answered (or it closed)."""
     found = await first(session, INSERT_ANSWER, values)

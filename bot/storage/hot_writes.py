@@ -57,12 +57,14 @@ class HotSession:
     """Stands in for the AsyncSession of a click; see the module docstring."""
 
     def __init__(self, dialect: Any, id_cache: dict[Any, Any], *, sqlite: sqlite3.Connection | None = None,
-                 asyncpg: Any = None) -> None:
+                 asyncpg: Any = None, post_cache: dict[Any, Any] | None = None) -> None:
         self._bind = _Bind(dialect)
         self.info: dict[str, Any] = {
             "sqlite3": sqlite, "asyncpg": _Autocommit(asyncpg) if asyncpg is not None else None,
             "connection": self._bind, "id_cache": id_cache, "new_ids": {}, "hot": True,
         }
+        if post_cache is not None:  # PostgreSQL: snapshots of open channel posts (play.answers)
+            self.info["post_cache"] = post_cache
 
     def get_bind(self) -> _Bind:
         return self._bind

@@ -6,6 +6,7 @@ retries and races between replicas record one answer; the loser is told what the
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -66,19 +67,50 @@ class _Loaded:
     card_reps: int | None
     streak: int | None  # the member's daily streak in the post's channel
     answered: int  # answers the post had before this one
+    read: bool = True  # False: the post came from this process's cache, the rest is unread
+
+
+# PostgreSQL raw clicks (bot.storage.hot_writes) keep the snapshots of open channel posts for a
+# short while: a second member's click then needs one round trip. Only fields that never change
+# on an open post are relied on; a post closed meanwhile is refused by the write itself.
+SNAPSHOT_TTL_S = 60.0
+SNAPSHOTS_KEPT = 10_000
+
+
+def _cached(session: AsyncSession, post_id: int) -> PostSnapshot | None:
+    cache = session.info.get("post_cache")
+    hit = cache.get(post_id) if cache is not None else None
+    return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+
+
+def _remember(session: AsyncSession, post: PostSnapshot) -> None:
+    cache = session.info.get("post_cache")
+    open_channel_post = post.kind in CHANNEL_KINDS and post.quiz_id is None and post.member_id is None
+    if cache is None or not open_channel_post or post.closed_at is not None or post.platform_ref is None:
+        return
+    if len(cache) >= SNAPSHOTS_KEPT:
+        cache.clear()
+    cache[post.id] = (time.monotonic() + SNAPSHOT_TTL_S, post)
 
 
 async def _load(
     session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
 ) -> _Loaded | Outcome:
     member = await member_ref(session, who, clock)
-    row = await hot.first(session, hot.CLICK_STATE, {"post_id": post_id, "member_id": member.id})
-    if row is None:
-        return Outcome(render.notice("This question no longer exists."))
+    cached = _cached(session, post_id)
+    row = None
+    if cached is None:
+        row = await hot.first(session, hot.CLICK_STATE, {"post_id": post_id, "member_id": member.id})
+        if row is None:
+            return Outcome(render.notice("This question no longer exists."))
     n = len(hot.SNAPSHOT_FIELDS)
-    data = dict(zip(hot.SNAPSHOT_FIELDS, row[:n], strict=True))
-    data["speed_bonus"] = bool(data["speed_bonus"])
-    post = PostSnapshot(**data)
+    if cached is not None:
+        post = cached
+    else:
+        assert row is not None
+        data = dict(zip(hot.SNAPSHOT_FIELDS, row[:n], strict=True))
+        data["speed_bonus"] = bool(data["speed_bonus"])
+        post = PostSnapshot(**data)
     try:
         question = question_of(library, post)
     except QuestionGoneError:
@@ -90,6 +122,9 @@ async def _load(
             render.notice("This question belongs to someone else's quiz. Start your own with /quiz."),
             post_id,
         )
+    if row is None:
+        return _Loaded(post, question, member, None, None, None, 0, read=False)
+    _remember(session, post)
     card_state, card_reps, streak, answered = row[n:]
     return _Loaded(post, question, member, card_state, card_reps, streak, int(answered or 0))
 
@@ -151,20 +186,32 @@ async def _record_once(
 
 async def _record_pick_with_card(
     session: AsyncSession, loaded: _Loaded, values: dict[str, Any], correct: bool
-) -> tuple[int | None, int]:
+) -> tuple[int | None, int, int | None]:
     """Record the answer and its spaced-repetition card: (answer id, or None when it did not
-    count; the post's answer count after it)."""
+    count; the post's answer count after it; the member's streak before it)."""
+    rating = srs.rating_for(correct)
     card = srs.next_card(
         values["member_id"], values["question_id"], loaded.card_state, loaded.card_reps,
-        srs.rating_for(correct), values["answered_at"],
+        rating, values["answered_at"],
     )
+    if not loaded.read:  # a cached post: the card is written as new unless one exists
+        first = await hot.first(session, hot.RECORD_PG_FIRST, {**values, **card})
+        assert first is not None
+        answer_id, answered, card_new, streak = first
+        if answer_id is not None and not card_new:
+            found = await hot.first(session, hot.CARD_OF, values)
+            state, reps = found if found is not None else (None, None)
+            await hot.upsert_srs_card(session, srs.next_card(
+                values["member_id"], values["question_id"], state, reps, rating, values["answered_at"]))
+        return answer_id, int(answered), streak
     if hot.one_statement_writes(session):
-        return await hot.record_with_card(session, {**values, **card})
+        answer_id, answered = await hot.record_with_card(session, {**values, **card})
+        return answer_id, answered, loaded.streak
     answer_id = await hot.insert_answer(session, values)
     if answer_id is not None:
         await hot.upsert_srs_card(session, card)
     # SQLite: the write transaction is exclusive, so the count read before is still exact
-    return answer_id, loaded.answered + (answer_id is not None)
+    return answer_id, loaded.answered + (answer_id is not None), loaded.streak
 
 
 async def record_pick(
@@ -199,7 +246,7 @@ async def record_pick(
         bonus=bonus,
     )
     values = _answer_row(post, question, member, now, choice=original, correct=correct, points=points)
-    answer_id, answered = await _record_pick_with_card(session, loaded, values, correct)
+    answer_id, answered, streak_before = await _record_pick_with_card(session, loaded, values, correct)
     if answer_id is None:
         return await _refused(session, values, question, order)
 
@@ -208,7 +255,7 @@ async def record_pick(
         post = replace(post, closed_at=now)
     streak = None
     if post.kind == PostKind.DAILY and correct and post.channel_id is not None:
-        streak = (loaded.streak or 0) + 1
+        streak = (streak_before or 0) + 1
     from bot.core.play.quizzes import after_answer  # local: quizzes imports this module
 
     reply = render.answer_feedback(
