@@ -209,7 +209,11 @@ class Database:
             if self._hot is None:
                 self._hot = hot_writes.connect(make_url(self.url).database or ":memory:")
             raw = self._hot
-            await self._retry_locked(lambda: raw.execute("BEGIN IMMEDIATE"))
+
+            async def begin() -> None:
+                raw.execute("BEGIN IMMEDIATE")
+
+            await self._retry_locked(begin)
             session = hot_writes.HotSession(self.engine.dialect, self.id_cache, sqlite=raw)
             try:
                 result = await work(session)
@@ -245,38 +249,35 @@ class Database:
         self.id_cache.update(session.info["new_ids"])
         return result
 
-    async def _retry_locked(self, begin: Callable[[], object]) -> None:
-        """``begin`` until another process's write lock is free, waiting without blocking."""
+    async def _retry_locked(self, begin: Callable[[], Awaitable[T]]) -> T:
+        """``begin`` until another process's SQLite write lock is free, waiting with asyncio
+        sleeps (never inside SQLite, which would stop the event loop)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + WRITE_LOCK_WAIT_S
         delay = LOCK_FIRST_DELAY_S
         while True:
             try:
-                begin()
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or loop.time() > deadline:
+                return await begin()
+            except (OperationalError, sqlite3.OperationalError) as exc:
+                if not (self.is_sqlite and "locked" in str(exc)) or loop.time() > deadline:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, LOCK_MAX_DELAY_S)
 
     async def _begin_write(self) -> AsyncSession:
         """Start the transaction; on SQLite take the write lock now, waiting without blocking."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + WRITE_LOCK_WAIT_S
-        delay = LOCK_FIRST_DELAY_S
-        while True:
+
+        async def begin() -> AsyncSession:
             session = self._write()
             try:
                 # autobegin (BEGIN IMMEDIATE on SQLite); kept for core_connection()
                 session.info["connection"] = await session.connection()
-                return session
-            except OperationalError as exc:
+            except OperationalError:
                 await session.close()
-                if not (self.is_sqlite and "locked" in str(exc)) or loop.time() > deadline:
-                    raise
-            await asyncio.sleep(delay)  # another process writes: wait without blocking the loop
-            delay = min(delay * 1.5, LOCK_MAX_DELAY_S)
+                raise
+            return session
+
+        return await self._retry_locked(begin)
 
     def insert(self, table: Any) -> Any:
         """Dialect insert, so callers can use ``on_conflict_do_nothing``/``do_update``."""

@@ -290,8 +290,7 @@ class Handlers:
 
     async def open_form(self, body: dict[str, Any], respond: Respond, leaf: Command,
                         path: tuple[str, ...]) -> None:
-        needs_admin = any(c.admin_only for c in (self.app.commands.command(path[0]), leaf) if c)
-        caller = await self.caller(body, needs_admin=needs_admin)
+        caller = await self.caller(body, needs_admin=self.app.commands.catalogue.admin_only(path))
         refusal = self.app.commands.refusal_of(caller, path)
         if refusal is not None:
             await self.reply(respond, refusal)
@@ -322,10 +321,7 @@ class Handlers:
         path = tuple(meta.get("path") or ())
         try:
             values = await self.form_values(body["view"]["state"]["values"], who.workspace)
-            command = self.app.commands.command(path[0])
-            leaf = command.sub(path[1]) if command is not None and len(path) > 1 else command
-            admin = await self.is_admin(who) if any(
-                c is not None and c.admin_only for c in (command, leaf)) else False
+            admin = await self.is_admin(who) if self.app.commands.catalogue.admin_only(path) else False
             message = await self.app.commands.execute_values(Caller(who, where, admin, WORDS), path, values)
         except FileRefusedError as exc:
             message = replies.notice(str(exc))

@@ -294,5 +294,18 @@ class Catalogue:
                 return command
         return None
 
+    def along(self, path: tuple[str, ...]) -> list[Command]:
+        """The commands a path names, root first (``daily schedule``: daily, schedule)."""
+        root = self.find(path[0])
+        if root is None:
+            return []
+        found = [root]
+        for name in path[1:]:
+            found.append(found[-1].sub(name))
+        return found
+
+    def admin_only(self, path: tuple[str, ...]) -> bool:
+        return any(c.admin_only for c in self.along(path))
+
 
 COMMANDS = Catalogue()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from bot.core.commands import replies
@@ -23,7 +24,7 @@ from bot.core.model.publisher import Publisher
 from bot.core.model.tasks import BackgroundTasks
 from bot.core.model.topics import TOPICS
 from bot.core.play.answers import Outcome
-from bot.core.play.bank_desk import BankDesk, Tell
+from bot.core.play.bank_desk import BankDesk
 from bot.core.play.challenge_desk import KIND as CHALLENGE_KIND
 from bot.core.play.challenge_desk import SUBMISSION_MAX, SUBMIT_HOW, ChallengeDesk
 from bot.core.play.delivery import tell_privately
@@ -210,15 +211,12 @@ class CommandDesk:
     def refusal_of(self, caller: Caller, path: tuple[str, ...]) -> Message | None:
         """Why ``caller`` may not use the command at ``path`` (None: they may), before any
         form is shown for it."""
-        root = self.catalogue.find(path[0])
-        if root is None:
+        commands, key = self.catalogue.along(path), " ".join(path)
+        if not commands:
             return replies.unknown_command(caller.words, path[0])
-        leaf, key = root, " ".join(path)
-        for name in path[1:]:
-            leaf = leaf.sub(name)
-        if (root.admin_only or leaf.admin_only) and not caller.is_admin:
+        if self.catalogue.admin_only(path) and not caller.is_admin:
             return replies.admin_only(caller.words, key)
-        if (root.in_channel_only or leaf.in_channel_only) and caller.where is None:
+        if any(c.in_channel_only for c in commands) and caller.where is None:
             return replies.notice(replies.IN_CHANNEL_ONLY.format(command=key))
         if key not in self.handlers:
             return replies.unknown_command(caller.words, key)
@@ -419,16 +417,10 @@ class CommandDesk:
             return await self.banks.review_next(caller.who)
         if v["id"] is None:
             return replies.notice(f"Name the suggestion: {review} {v['action']} id:N")
-        tell = self._teller()
+        tell = partial(tell_privately, self.publisher)
         if v["action"] == "approve":
             return await self.banks.approve(caller.who, int(v["id"]), v["bank"], tell)  # type: ignore[call-overload]
         return await self.banks.reject(caller.who, int(v["id"]), v["reason"], tell)  # type: ignore[call-overload, arg-type]
-
-    def _teller(self) -> Tell:
-        async def tell(who: Who, message: Message) -> bool:
-            return await tell_privately(self.publisher, who, message)
-
-        return tell
 
     async def _suggest(self, caller: Caller, r: Request) -> Message:
         v = r.values

@@ -23,7 +23,7 @@ import yaml
 
 from bot.core.content.bank import Bank, Kind, Library, Problem, Question, parse_bank
 from bot.core.content.lint import bank_problems, question_problems
-from bot.core.model.topics import TOPICS, UnknownTopicError, normalize_topic
+from bot.core.model.topics import UnknownTopicError, normalize_topic
 
 MAX_UPLOAD_BYTES = 200_000
 MAX_QUESTIONS_PER_BANK = 200
@@ -304,8 +304,4 @@ def question_yaml(questions: list[Question]) -> list[dict[str, Any]]:
             data.pop("why_not", None)
         out.append(data)
     return out
-
-
-def topic_names() -> str:
-    return ", ".join(TOPICS)
 

@@ -97,20 +97,16 @@ async def _load(
     session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
 ) -> _Loaded | Outcome:
     member = await member_ref(session, who, clock)
-    cached = _cached(session, post_id)
-    row = None
-    if cached is None:
+    post = _cached(session, post_id)
+    rest = None  # the member's card and streak, the answer count: not read for a cached post
+    if post is None:
         row = await hot.first(session, hot.CLICK_STATE, {"post_id": post_id, "member_id": member.id})
         if row is None:
             return Outcome(render.notice("This question no longer exists."))
-    n = len(hot.SNAPSHOT_FIELDS)
-    if cached is not None:
-        post = cached
-    else:
-        assert row is not None
+        n = len(hot.SNAPSHOT_FIELDS)
         data = dict(zip(hot.SNAPSHOT_FIELDS, row[:n], strict=True))
         data["speed_bonus"] = bool(data["speed_bonus"])
-        post = PostSnapshot(**data)
+        post, rest = PostSnapshot(**data), row[n:]
     try:
         question = question_of(library, post)
     except QuestionGoneError:
@@ -122,10 +118,10 @@ async def _load(
             render.notice("This question belongs to someone else's quiz. Start your own with /quiz."),
             post_id,
         )
-    if row is None:
+    if rest is None:
         return _Loaded(post, question, member, None, None, None, 0, read=False)
     _remember(session, post)
-    card_state, card_reps, streak, answered = row[n:]
+    card_state, card_reps, streak, answered = rest
     return _Loaded(post, question, member, card_state, card_reps, streak, int(answered or 0))
 
 

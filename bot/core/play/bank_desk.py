@@ -9,6 +9,7 @@ re-upload of the same bank id replaces it as a new version, keeping the question
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import yaml
 from sqlalchemy import func, select
@@ -219,8 +220,6 @@ class BankDesk:
     @staticmethod
     def draft(upload: Upload, fmt: str) -> Message:
         """A raw document → a draft bank for the admin to fix and upload."""
-        from pathlib import Path
-
         try:
             text = upload.data.decode("utf-8-sig")
             yaml_text = draft_from_text(text, fmt, Path(upload.filename))
