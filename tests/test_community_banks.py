@@ -336,3 +336,39 @@ def test_duplicate_ids_balance_and_reference_rules_of_content_check_apply(librar
                                    "related": ["nowhere-to-be-found"]}])
     assert any("'nowhere-to-be-found' is neither a question of this bank nor a built-in one" in e
                for e in check_bank_text(dangling, "r.yaml", library).errors)
+
+
+async def test_the_community_limits_the_readme_names(world, library: Library) -> None:
+    from bot.core.content.community import (
+        MAX_BANKS_PER_COMMUNITY,
+        MAX_FIELD_CHARS,
+        MAX_PENDING_PER_MEMBER,
+        MAX_PENDING_SUGGESTIONS,
+    )
+
+    desk, _ = world
+    for i in range(MAX_BANKS_PER_COMMUNITY):
+        stored = await upload(desk, bank_yaml(f"bank-{i}", [mcq(f"b{i}-q", f"Question {i}?", "Yes",
+                                                                ["No", "Maybe", "Later"])]))
+        assert stored.title == "Bank bank-" + str(i) + " stored: 1 question"
+    refused = await upload(desk, bank_yaml("one-more", [mcq("om-q", "One more?", "Yes", ["No", "Maybe", "Later"])]))
+    assert refused.plain() == (f"This community already has {MAX_BANKS_PER_COMMUNITY} banks; "
+                               "disable or replace one first.")
+    long_text = {**mcq("long-q", "Long?", "Yes", ["No", "Maybe", "Later"]), "explanation": "x" * (MAX_FIELD_CHARS + 1)}
+    errors = check_bank_text(bank_yaml("long", [long_text]), "l.yaml", library).errors
+    assert any(f"explanation is {MAX_FIELD_CHARS + 1:,} characters; at most {MAX_FIELD_CHARS:,}" in e for e in errors)
+
+    def suggestion(n: int) -> str:
+        return SUGGESTION.replace("accumulate into", f"accumulate into ({n})")
+
+    members = [Who("test", "ws-a", f"u-{m}", f"member {m}") for m in range(MAX_PENDING_SUGGESTIONS // MAX_PENDING_PER_MEMBER)]
+    for n in range(MAX_PENDING_PER_MEMBER):
+        assert "is waiting" in (await desk.execute_text(Caller(members[0], HERE), "suggest", suggestion(n))).plain()
+    sixth = await desk.execute_text(Caller(members[0], HERE), "suggest", suggestion(99))
+    assert sixth.plain() == (f"You have {MAX_PENDING_PER_MEMBER} suggestions waiting for review; "
+                             "wait until admins have looked at them.")
+    for member in members[1:]:
+        for n in range(MAX_PENDING_PER_MEMBER):
+            assert "is waiting" in (await desk.execute_text(Caller(member, HERE), "suggest", suggestion(n))).plain()
+    full = await desk.execute_text(Caller(MEMBER, HERE), "suggest", suggestion(100))
+    assert full.plain() == "The review queue is full; try again after admins have reviewed it."
