@@ -372,3 +372,11 @@ async def test_the_community_limits_the_readme_names(world, library: Library) ->
             assert "is waiting" in (await desk.execute_text(Caller(member, HERE), "suggest", suggestion(n))).plain()
     full = await desk.execute_text(Caller(MEMBER, HERE), "suggest", suggestion(100))
     assert full.plain() == "The review queue is full; try again after admins have reviewed it."
+
+
+async def test_review_offers_the_members_own_community_questions_only(world) -> None:
+    desk, _ = world
+    await upload(desk, GOOD)
+    ours = (await desk.execute_text(Caller(MEMBER, HERE), "review", "50")).plain()
+    theirs = (await desk.execute_text(Caller(OTHER, THERE), "review", "50")).plain()
+    assert "Review 1/17 ·" in ours and "Review 1/15 ·" in theirs  # 15 built-in, and our 2
