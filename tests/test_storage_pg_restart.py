@@ -109,3 +109,31 @@ async def test_only_transient_errors_are_retried(cluster: Cluster) -> None:
     await db.dispose()
     cluster.start()  # the fixture stops it again
     assert not is_transient(OperationalError("SELECT 1", {}, Exception("syntax error")))
+
+
+async def test_clicks_work_again_once_the_server_is_back_after_their_first_attempt_failed(
+    cluster: Cluster,
+) -> None:
+    """The raw click writes' pool is made at the first click; made while the server is down,
+    it failed, and the next clicks (the server back) must make it again, not fail for ever."""
+    await asyncio.to_thread(migrate, cluster.url)
+    setup = Drill(Database(cluster.url), make_library(), rng=random.Random(3))
+    where = Where("discord", "g", "c")
+    post_id = (await setup.ask(where, RecordingPublisher(), kind="daily")).post_id
+    members = [Who("discord", "g", f"u{i}", f"U{i}") for i in range(2)]
+    for who in members:  # known members: their next picks take the raw path
+        await setup.handle_action(who, Action(Verb.PICK, (await setup.ask(where, RecordingPublisher(),
+                                                                          kind="daily")).post_id, 0).encode())
+    await setup.db.dispose()
+
+    db = Database(cluster.url)  # a fresh process: no raw pool yet
+    drill = Drill(db, make_library(), rng=random.Random(3))
+    cluster.stop()
+    with pytest.raises(Exception) as caught:  # after the retry budget (10 s)
+        await asyncio.wait_for(drill.handle_action(members[0], Action(Verb.PICK, post_id, 1).encode()), 30)
+    assert is_transient(caught.value)
+    cluster.start()
+    reply = await asyncio.wait_for(drill.handle_action(members[1], Action(Verb.PICK, post_id, 1).encode()), 30)
+    assert "went wrong" not in reply.reply.plain() and reply.recorded
+    assert db._hot_pool is not None and db._hot_pool.done() and db._hot_pool.exception() is None
+    await db.dispose()

@@ -226,13 +226,17 @@ class Database:
             return result
 
     async def _hot_postgres(self, work: Callable[[Any], Awaitable[T]]) -> T:
-        if self._hot_pool is None:  # one pool, however many clicks arrive at once
+        made = self._hot_pool
+        if made is None or (made.done() and made.exception() is not None):
+            # one pool, however many clicks arrive at once; made again after a failed attempt
+            # (the database was down), whose error the waiting clicks have seen
             import asyncpg
 
             dsn = make_url(self.url).set(drivername="postgresql").render_as_string(hide_password=False)
-            self._hot_pool = asyncio.ensure_future(asyncpg.create_pool(
+            made = self._hot_pool = asyncio.ensure_future(asyncpg.create_pool(
                 dsn, min_size=1, max_size=HOT_POOL_SIZE, reset=_keep_session_state))
-        pool = await asyncio.shield(self._hot_pool)  # every click waits for the same set-up
+        # every click waits for the same set-up; once made, no waiting at all
+        pool = made.result() if made.done() else await asyncio.shield(made)
         conn = await pool.acquire()
         try:
             session = hot_writes.HotSession(self.engine.dialect, self.id_cache, asyncpg=conn,
