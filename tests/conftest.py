@@ -21,6 +21,36 @@ from bot.core.model.clock import FakeClock
 from bot.core.play.drill import Drill
 from bot.storage.db import Database, migrate
 
+# Test modules `make mutate` leaves out (pytest --mutation): platform flows through the fake
+# servers, CLI subprocesses, restarts and the content's own snippets. Each of their tests takes
+# 0.5-5 s (measured 2026-12-04) and reaches the core through paths the faster tests reach
+# directly; with them, the mutants of a whole-tree run would not fit in the hour.
+MUTATION_SKIPPED_MODULES = frozenset({
+    "test_bench_smoke", "test_catalogue_discord", "test_catalogue_platforms", "test_challenge_discord",
+    "test_challenge_flow", "test_challenge_limits", "test_challenge_slack", "test_charts_discord",
+    "test_charts_slack", "test_cli_operational", "test_cli_serve", "test_community_banks_discord",
+    "test_community_banks_slack", "test_console_adapter", "test_console_play", "test_content_verify",
+    "test_discord_flows", "test_discord_run", "test_discord_sync", "test_exactly_once",
+    "test_lifecycle", "test_readme_figures", "test_slack_flows", "test_slack_http_hardening",
+    "test_slack_oauth", "test_slack_run", "test_slack_socket", "test_snippets", "test_storage_migrate_cli",
+    "test_storage_pg_restart", "test_storage_sqlite", "test_weekly_challenge_platforms",
+    "test_weekly_options_platforms", "test_weekly_options_slack",
+})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--mutation", action="store_true",
+                     help="the test selection of `make mutate` (leaves out MUTATION_SKIPPED_MODULES)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--mutation"):
+        return
+    skipped = [Path(i.nodeid.split("::")[0]).stem in MUTATION_SKIPPED_MODULES for i in items]
+    if any(skipped):
+        config.hook.pytest_deselected(items=[i for i, s in zip(items, skipped, strict=True) if s])
+        items[:] = [i for i, s in zip(items, skipped, strict=True) if not s]
+
 PG_ADMIN_URL = os.environ.get("TORCHDRILL_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 REQUIRE_SERVICES = os.environ.get("TORCHDRILL_REQUIRE_SERVICES") == "1"
 TABLES = (
