@@ -19,13 +19,15 @@ import asyncio
 import json
 import random
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import func, select, text
+from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.engine import make_url
 
 from bench.common import backends, fresh_database, parser, percentile, ratio_line, summary
@@ -34,10 +36,13 @@ from bot.core.model.actions import Action, Verb
 from bot.core.model.clock import SystemClock
 from bot.core.model.identity import Where, Who
 from bot.core.play.drill import Drill
+from bot.core.progress import srs
+from bot.storage import hot_statements as hot
 from bot.storage.db import Database, migrate
 from bot.storage.models import Answer
 
 FLOOR_ROWS = 2000
+ROUNDS = 3  # PostgreSQL: path and floors measured in turn
 
 
 class NullPublisher:
@@ -113,8 +118,9 @@ def _sqlite3_floor(path: str, rows: int) -> float:
     return rate
 
 
-async def _asyncpg_floor(url: str, clicks: int, concurrency: int) -> tuple[float, list[float]]:
-    """The hand-written single statement per click through asyncpg, same clients."""
+async def _asyncpg_floor(url: str, keys: range, concurrency: int) -> tuple[float, list[float]]:
+    """The minimal hand-written statement per click (a bare table, one insert) through
+    asyncpg, same clients."""
     import asyncpg
 
     dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
@@ -127,7 +133,7 @@ async def _asyncpg_floor(url: str, clicks: int, concurrency: int) -> tuple[float
         "INSERT INTO bench_answers VALUES ($1, $2, $3, $4, now()) "
         "ON CONFLICT (post_id, member_id) DO NOTHING RETURNING post_id"
     )
-    queue = list(range(clicks))
+    queue = list(keys)
     latencies: list[float] = []
 
     async def client() -> None:
@@ -139,9 +145,88 @@ async def _asyncpg_floor(url: str, clicks: int, concurrency: int) -> tuple[float
 
     started = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(concurrency)))
-    rate = clicks / (time.perf_counter() - started)
+    rate = len(keys) / (time.perf_counter() - started)
     await pool.close()
     return rate, latencies
+
+
+async def _click_statements(drill: Drill, db: Database, posts: int) -> list[list[object]]:
+    """Parameters of the path's own click statement for every member on ``posts`` fresh posts,
+    built beforehand (see ``_asyncpg_click_floor``)."""
+    where = Where("bench", "w", "c")
+    post_ids = [(await drill.ask(where, NullPublisher(), kind="daily")).post_id for _ in range(posts)]
+    async with db.read() as session:
+        people = (await session.execute(text("SELECT id, workspace_id FROM members"))).all()
+        found = (await session.execute(
+            text("SELECT id, channel_id, question_id FROM posts WHERE id IN :ids").bindparams(
+                bindparam("ids", expanding=True)), {"ids": post_ids})).all()
+    now = datetime.now(UTC)
+    card = srs.next_card(0, "q", None, None, srs.rating_for(True), now)
+    _sql, names = hot.RECORD_PG_FIRST.positional()
+    rows = []
+    for post_id, channel_id, question_id in found:
+        for member_id, workspace_id in people:
+            values = {**card, "post_id": post_id, "member_id": member_id, "workspace_id": workspace_id,
+                      "channel_id": channel_id, "question_id": question_id, "topic": "bench", "choice": 0,
+                      "correct": True, "points": 10, "response_ms": 1000, "answered_at": now}
+            rows.append([values[n] for n in names])
+    random.shuffle(rows)
+    return rows
+
+
+async def _asyncpg_click_floor(url: str, rows: list[list[object]], concurrency: int) -> float:
+    """The database's own speed for a click: the very statement the path sends for a known
+    member on a post it has seen (``RECORD_PG_FIRST``: the answer, a new card, the count, the
+    streak), hand-sent through asyncpg by the same number of clients with parameters built
+    beforehand. What the path adds on top of it is Python."""
+    import asyncpg
+
+    sql, _names = hot.RECORD_PG_FIRST.positional()
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    pool = await asyncpg.create_pool(dsn, min_size=concurrency, max_size=concurrency)
+    queue = list(rows)
+
+    async def client() -> None:
+        while queue:
+            args = queue.pop()
+            await pool.fetchrow(sql, *args)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    rate = len(rows) / (time.perf_counter() - started)
+    await pool.close()
+    return rate
+
+
+async def _postgres_rounds(
+    drill: Drill, db: Database, clicks: list, members: int, concurrency: int
+) -> None:
+    """The path and both floors, measured in turn over several rounds so that a change of load
+    on a shared machine falls on all three; the ratios are per round, then their median."""
+    path_rates, minimal, own, latencies = [], [], [], []
+    per_round = len(clicks) // ROUNDS
+    for r in range(ROUNDS):
+        part = clicks[r * per_round:(r + 1) * per_round]
+        statements = (await _click_statements(drill, db, -(-per_round // members)))[:per_round]
+        rate, lat = await _clicks(drill, part, concurrency)
+        floor_rate, _ = await _asyncpg_floor(db.url, range(r * per_round, (r + 1) * per_round), concurrency)
+        own_rate = await _asyncpg_click_floor(db.url, statements, concurrency)
+        path_rates.append(rate)
+        minimal.append(floor_rate)
+        own.append(own_rate)
+        latencies += lat
+        print(f"[postgres] round {r + 1}: answer path {rate:,.0f}/s; its own click statement {own_rate:,.0f}/s; "
+              f"the minimal insert {floor_rate:,.0f}/s")
+    print(f"[postgres] answer path, {concurrency} clients: {summary('latency', latencies)}")
+    med = statistics.median
+    print(f"[postgres] ratio answer path / its own click statement through asyncpg, {concurrency} clients "
+          f"(median of {ROUNDS} rounds): {med(a / b for a, b in zip(path_rates, own, strict=True)):.2f}")
+    print(f"[postgres] ratio answer path / the minimal hand-written insert through asyncpg, {concurrency} "
+          f"clients (median): {med(a / b for a, b in zip(path_rates, minimal, strict=True)):.2f}")
+    print(f"[postgres] ratio its own click statement / the minimal insert (median): "
+          f"{med(a / b for a, b in zip(own, minimal, strict=True)):.2f}")
+    p99 = percentile([v * 1000 for v in latencies], 99)
+    print(f"[postgres] p99 with {concurrency} clients: {p99:.1f} ms (target < 20 ms)")
 
 
 async def run(kind: str, members: int, posts: int, concurrency: int, admin: str) -> None:
@@ -151,10 +236,11 @@ async def run(kind: str, members: int, posts: int, concurrency: int, admin: str)
         clicks = await _prepare(drill, members, posts)
         half = len(clicks) // 2
         seq_rate, seq_lat = await _clicks(drill, clicks[:half], 1)
-        conc_rate, conc_lat = await _clicks(drill, clicks[half:], concurrency)
         print(f"[{kind}] answer path, one at a time: {seq_rate:,.0f} answers/s; {summary('latency', seq_lat)}")
-        print(f"[{kind}] answer path, {concurrency} clients: {conc_rate:,.0f} answers/s; "
-              f"{summary('latency', conc_lat)}")
+        if kind == "sqlite":
+            conc_rate, conc_lat = await _clicks(drill, clicks[half:], concurrency)
+            print(f"[{kind}] answer path, {concurrency} clients: {conc_rate:,.0f} answers/s; "
+                  f"{summary('latency', conc_lat)}")
         floor_rate, floor_lat = await _engine_floor(db, FLOOR_ROWS, 1)
         print(f"[{kind}] floor: single-row INSERT+COMMIT through the same engine: {floor_rate:,.0f}/s; "
               f"{summary('latency', floor_lat)}")
@@ -165,12 +251,7 @@ async def run(kind: str, members: int, posts: int, concurrency: int, admin: str)
             print(f"[{kind}] {ratio_line('answer path / plain sqlite3 floor', seq_rate, raw)}")
             print(f"[{kind}] {ratio_line('same engine / plain sqlite3', floor_rate, raw)}")
         else:
-            pg_rate, pg_lat = await _asyncpg_floor(db.url, len(clicks) - half, concurrency)
-            print(f"[{kind}] floor: hand-written single statement through asyncpg, {concurrency} clients: "
-                  f"{pg_rate:,.0f}/s; {summary('latency', pg_lat)}")
-            print(f"[{kind}] {ratio_line(f'answer path / hand-written floor, {concurrency} clients', conc_rate, pg_rate)}")
-            p99 = percentile([v * 1000 for v in conc_lat], 99)
-            print(f"[{kind}] p99 with {concurrency} clients: {p99:.1f} ms (target < 20 ms)")
+            await _postgres_rounds(drill, db, clicks[half:], members, concurrency)
 
 
 # ---- two processes on one SQLite file ----------------------------------------------------

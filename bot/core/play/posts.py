@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -136,9 +137,13 @@ _COUNT_QUERY = (
 
 
 def closes_text(post: PostLike, channel_tz: str | None = None) -> str | None:
-    if post.closes_at is None:
-        return None
-    when = as_utc(post.closes_at)
+    return None if post.closes_at is None else _closes_at_text(post.closes_at, channel_tz)
+
+
+@functools.lru_cache(maxsize=4096)
+def _closes_at_text(closes_at: datetime, channel_tz: str | None) -> str:
+    """Kept: every click on a post names the same closing time twice (reply and public view)."""
+    when = as_utc(closes_at)
     if channel_tz:
         local = when.astimezone(ZoneInfo(channel_tz))
         return f"at {local:%H:%M} {local.tzname()}"

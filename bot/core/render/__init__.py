@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fsrs import Rating
 
 from bot.core.content.bank import Check, Kind, Question
 from bot.core.model.actions import Action, Verb
 from bot.core.model.kinds import CHANNEL_KINDS, PostKind
-from bot.core.model.messages import Button, ButtonStyle, Message
+from bot.core.model.messages import Block, Button, ButtonStyle, Message
 from bot.core.model.topics import TOPICS
 
 LETTERS = "ABCDEFGH"
@@ -60,7 +61,31 @@ def question_message(
     progress: str | None = None,
     ephemeral: bool = False,
 ) -> Message:
-    msg = Message(title=question_header(question, kind, progress), ephemeral=ephemeral)
+    title, blocks, buttons = _question_parts(post_id, question, tuple(order), kind, progress)
+    msg = Message(title=title, blocks=list(blocks), buttons=list(buttons), ephemeral=ephemeral)
+    footer = []
+    if kind in CHANNEL_KINDS:
+        footer.append(f"{answered} answered")
+    if closes:
+        footer.append(f"answer revealed {closes}")
+    msg.footer = " · ".join(footer) or None
+    return msg
+
+
+_PARTS_KEPT = 4096
+_parts: dict[tuple[Any, ...], tuple[Question, tuple[str, tuple[Block, ...], tuple[Button, ...]]]] = {}
+
+
+def _question_parts(
+    post_id: int, question: Question, order: tuple[int, ...], kind: str, progress: str | None
+) -> tuple[str, tuple[Block, ...], tuple[Button, ...]]:
+    """Title, text and buttons of a posted question, built once per post: every click
+    re-renders the public view only for its answer count."""
+    key = (post_id, question.id, order, kind, progress)
+    hit = _parts.get(key)
+    if hit is not None and hit[0] is question:  # the same version of the question
+        return hit[1]
+    msg = Message(title=question_header(question, kind, progress))
     msg.text(question.prompt)
     if question.shown_snippet is not None:  # "what does this print?" needs the code to answer
         msg.code(shown_code(question))
@@ -72,13 +97,11 @@ def question_message(
         ]
     else:
         msg.buttons = [Button(Action(Verb.SHOW, post_id).encode(), "Show answer", ButtonStyle.PRIMARY)]
-    footer = []
-    if kind in CHANNEL_KINDS:
-        footer.append(f"{answered} answered")
-    if closes:
-        footer.append(f"answer revealed {closes}")
-    msg.footer = " · ".join(footer) or None
-    return msg
+    parts = (msg.title or "", tuple(msg.blocks), tuple(msg.buttons))
+    if len(_parts) >= _PARTS_KEPT:
+        _parts.clear()
+    _parts[key] = (question, parts)
+    return parts
 
 
 def explanation_blocks(msg: Message, question: Question, *, with_code: bool = True) -> Message:
