@@ -37,3 +37,13 @@ def test_every_board_matches_the_hand_written_query(pg_url: str) -> None:
     boards = [line for line in out.splitlines() if "top-10" in line]
     assert len(boards) == 9 and all("hand-written" in line for line in boards), out
     assert "DIFFERENT RESULTS" not in out
+
+
+@pytest.mark.postgres
+def test_answers_bench_on_postgres_prints_both_floors_per_round(pg_url: str) -> None:
+    out = bench("bench.answers", "--db", "postgres", "--members", "10", "--posts", "3")
+    rounds = [line for line in out.splitlines() if line.startswith("[postgres] round ")]
+    assert len(rounds) == 3 and all("its own click statement" in r and "minimal insert" in r for r in rounds), out
+    assert "ratio answer path / its own click statement through asyncpg, 8 clients (median of 3 rounds): " in out
+    assert "ratio answer path / the minimal hand-written insert through asyncpg, 8 clients (median): " in out
+    assert "p99 with 8 clients: " in out
