@@ -169,3 +169,26 @@ async def test_a_cached_post_still_refuses_after_its_reveal_and_updates_an_exist
     assert late.reply.plain() == "This question is closed; answers are no longer accepted."
     known_late = await pick(drill, again.post_id, 2, ben)
     assert not known_late.recorded and "You already answered" in known_late.reply.plain()
+
+
+async def test_a_new_schedule_timezone_shows_in_the_next_click_on_a_cached_post(drill: Drill) -> None:
+    """The kept snapshot names the channel's timezone; `/daily schedule` in another one must
+    not leave clicks saying the old "revealed at" for a minute."""
+    from bot.core.play.daily import DailyPosting
+    from bot.storage.models import Post
+
+    publisher = RecordingPublisher()
+    ben = Who("test", "w", "u-ben", "ben")
+    daily = DailyPosting(drill, publisher)
+    assert "Europe/Paris" in (await daily.set_schedule(HERE, at="09:00", timezone="Europe/Paris")).plain()
+    warm = await drill.ask(HERE, publisher, kind="daily")
+    for member in (ANA, ben):
+        await pick(drill, warm.post_id, 0, member)
+    post = await drill.ask(HERE, publisher, kind="daily")
+    async with drill.db.write() as session:
+        (await session.get(Post, post.post_id)).platform_ref = "m-post"  # type: ignore[union-attr]
+    first = await pick(drill, post.post_id, 0, ANA)  # on PostgreSQL the post is kept from here
+    assert "CET" in first.reply.plain() or "CEST" in first.reply.plain()
+    await daily.set_schedule(HERE, at="09:00", timezone="Asia/Tokyo")
+    second = await pick(drill, post.post_id, 0, ben)
+    assert second.recorded and "JST" in second.reply.plain() and "CET" not in second.reply.plain()

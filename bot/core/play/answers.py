@@ -93,6 +93,12 @@ def _remember(session: AsyncSession, post: PostSnapshot) -> None:
     cache[post.id] = (time.monotonic() + SNAPSHOT_TTL_S, post)
 
 
+def forget_channel(cache: dict[int, Any], channel_id: int) -> None:
+    """A channel's setting in the snapshots changed (its timezone): its posts are read again."""
+    for post_id in [pid for pid, (_, snap) in cache.items() if snap.channel_id == channel_id]:
+        cache.pop(post_id, None)
+
+
 async def _load(
     session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
 ) -> _Loaded | Outcome:

@@ -33,6 +33,7 @@ from bot.core.model.kinds import PostKind
 from bot.core.model.messages import Message
 from bot.core.model.publisher import Publisher
 from bot.core.model.topics import TOPICS, normalize_topic
+from bot.core.play.answers import forget_channel
 from bot.core.play.delivery import Delivery, LookupUnavailableError, send_or_find
 from bot.core.play.posts import create_post, is_closed, public_view
 from bot.core.play.selection import next_for_channel, pool, pool_key_of
@@ -341,6 +342,7 @@ class DailyPosting:
                 .on_conflict_do_update(index_elements=["channel_id"], set_=values)
             )
             channel_pk = channel.id
+        forget_channel(self.db.post_cache, channel_pk)  # "closes at" in the new timezone at once
         await self.changed()
         view = await schedule_of(self.db, channel_pk)
         assert view is not None
