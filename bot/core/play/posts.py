@@ -196,7 +196,8 @@ async def reveal_facts(session: AsyncSession, post: Post, question: Question) ->
 
 
 async def settle_streaks(session: AsyncSession, post: Post) -> None:
-    """Update every affected member's daily streak in the channel, once per post."""
+    """Update every affected member's daily streak in the channel, once per post (``reveal``
+    marks the post settled in the same transaction)."""
     if post.settled or post.kind != PostKind.DAILY or post.channel_id is None:
         return
     previous_id = await session.scalar(
@@ -231,15 +232,12 @@ async def settle_streaks(session: AsyncSession, post: Post) -> None:
             )
         else:
             row.current, row.best, row.last_post_id = new.current, new.best, new.last_post_id
-    post.settled = True
 
 
 @dataclass
 class Revealed:
-    post_id: int
     message: Message
     platform_ref: str | None
-    channel_pk: int | None
     first_time: bool
 
 
@@ -257,7 +255,7 @@ async def reveal(session: AsyncSession, library: Library, clock: Clock, post_id:
     post.settled = True
     facts = await reveal_facts(session, post, question)
     message = reveal_message(post.id, question, order_of(post), facts, kind=post.kind)
-    return Revealed(post.id, message, post.platform_ref, post.channel_id, first_time)
+    return Revealed(message, post.platform_ref, first_time)
 
 
 async def due_reveals(session: AsyncSession, now: datetime) -> list[int]:
