@@ -5,6 +5,7 @@ author told; YAML bombs and oversized files; what members read on the served que
 
 from __future__ import annotations
 
+import asyncio
 import random
 import textwrap
 
@@ -380,3 +381,27 @@ async def test_review_offers_the_members_own_community_questions_only(world) -> 
     ours = (await desk.execute_text(Caller(MEMBER, HERE), "review", "50")).plain()
     theirs = (await desk.execute_text(Caller(OTHER, THERE), "review", "50")).plain()
     assert "Review 1/17 ·" in ours and "Review 1/15 ·" in theirs  # 15 built-in, and our 2
+
+
+async def test_two_admins_uploading_the_same_new_bank_at_once_both_succeed(
+    db: Database, library: Library, clock: FakeClock
+) -> None:
+    """Two replicas (each its own engine) can both find no bank and both insert it; the loser of
+    the unique constraint stores its upload as the next version, not "something went wrong"."""
+    second_db = Database(db.url)
+
+    def desk_on(database: Database) -> CommandDesk:
+        drill = Drill(database, library, clock, rng=random.Random(4))
+        return CommandDesk(drill, DailyPosting(drill, Publisher()), Publisher(), NoRunner())
+
+    other = Who(ADMIN.platform, ADMIN.workspace, "u-admin-2", "admin two")
+    one, two = desk_on(db), desk_on(second_db)
+    await one.execute_text(Caller(MEMBER, HERE), "bank", "list")  # both know the workspace
+    try:
+        replies = await asyncio.gather(upload(one, GOOD), upload(two, GOOD, who=other))
+    finally:
+        await second_db.dispose()
+    assert sorted(m.title or "" for m in replies) == [
+        "Bank our-loop replaced (version 2): 2 questions", "Bank our-loop stored: 2 questions"]
+    listed = (await one.execute_text(Caller(MEMBER, HERE), "bank", "list")).plain()
+    assert "`our-loop` **Our loop** · 2 questions · version 2" in listed

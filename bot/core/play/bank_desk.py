@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core import render
@@ -65,12 +66,18 @@ class BankDesk:
                              checked.errors)
         assert checked.bank is not None
         text = upload.data.decode("utf-8-sig")
-        async with self.db.write() as session:
-            stored, version = await self._store(session, who, checked.bank, text)
-            if stored is None:
-                return render.notice(f"This community already has {MAX_BANKS_PER_COMMUNITY} banks; "
-                                     "disable or replace one first.")
-            await self.shelf.refresh(session, force=True)
+        for attempt in (1, 2):
+            try:
+                async with self.db.write() as session:
+                    stored, version = await self._store(session, who, checked.bank, text)
+                    if stored is None:
+                        return render.notice(f"This community already has {MAX_BANKS_PER_COMMUNITY} banks; "
+                                             "disable or replace one first.")
+                    await self.shelf.refresh(session, force=True)
+                break
+            except IntegrityError:  # another replica created this bank meanwhile: replace it
+                if attempt == 2:
+                    raise
         bank = checked.bank
         n = len(bank.questions)
         action = "stored" if version == 1 else f"replaced (version {version})"
