@@ -10,19 +10,17 @@ from datetime import UTC, date, datetime, timedelta
 from fsrs import Card
 from PIL import Image
 
-from bot.core.model.actions import Action, Verb
-from bot.core.model.identity import Where, Who
-from bot.core.play.posts import order_of
+from bot.core.model.identity import Where
 from bot.core.progress import chart_data, srs
 from bot.core.render import charts
-from bot.storage.models import Post, SrsCard
+from bot.storage.models import SrsCard
+from tests.board_helpers import answer_daily, player
 
 HERE = Where("discord", "g1", "c1", "one")
 NOW = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)  # a Wednesday
 
 
-def who(n: int) -> Who:
-    return Who("discord", "g1", f"u{n}", f"Player {n}")
+who = player
 
 
 def test_calendar_bins_local_days_into_monday_first_weeks() -> None:
@@ -99,17 +97,7 @@ def test_pngs_decode_at_their_size() -> None:
 
 
 async def answer(drill, publisher, picks: dict[int, bool], *, reveal: bool = True) -> int:
-    posted = await drill.ask(HERE, publisher, kind="daily")
-    async with drill.db.read() as s:
-        post = await s.get(Post, posted.post_id)
-        q = drill.library[post.question_id]
-        right = order_of(post).index(q.answer_index)
-    for n, ok in picks.items():
-        drill.clock.advance(1)
-        await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, right if ok else (right + 1) % 4).encode())
-    if reveal:
-        await drill.reveal_post(posted.post_id, HERE, publisher)
-    return posted.post_id
+    return (await answer_daily(drill, publisher, picks, HERE, reveal=reveal))[0]
 
 
 async def test_stats_attach_a_chart_whose_alt_text_carries_the_numbers(drill, publisher) -> None:

@@ -7,33 +7,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.core.model.actions import Action, Verb
-from bot.core.model.identity import Where, Who, channel_row
-from bot.core.play.posts import order_of
-from bot.storage.models import Post
+from bot.core.model.identity import Where, channel_row
+from tests.board_helpers import answer_daily, player
 
 C1 = Where("discord", "g1", "c1", "one")
 C2 = Where("discord", "g1", "c2", "two")
 WEEK = "week 10, 2026"  # the clock starts on Wednesday 2026-03-04
 
 
-def who(n: int) -> Who:
-    return Who("discord", "g1", f"u{n}", f"Player {n}")
+who = player
 
 
 async def answer(drill, publisher, picks: dict[int, bool], where: Where = C1, *, reveal: bool = True) -> int:
     """Members answer in the order given, a second apart; returns the points of a right answer."""
-    posted = await drill.ask(where, publisher, kind="daily")
-    async with drill.db.read() as s:
-        post = await s.get(Post, posted.post_id)
-        q = drill.library[post.question_id]
-        right = order_of(post).index(q.answer_index)
-    for n, ok in picks.items():
-        drill.clock.advance(1)
-        await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, right if ok else (right + 1) % 4).encode())
-    if reveal:
-        await drill.reveal_post(posted.post_id, where, publisher)
-    return 10 * q.difficulty
+    return (await answer_daily(drill, publisher, picks, where, reveal=reveal))[1]
 
 
 def lines(board) -> list[str]:
