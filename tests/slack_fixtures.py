@@ -71,10 +71,12 @@ async def app_fixture(
 
 
 @pytest.fixture(name="adapter")
-async def adapter_fixture(app: App) -> AsyncIterator[SlackAdapter]:
+async def adapter_fixture(fake: FakeSlack, app: App) -> AsyncIterator[SlackAdapter]:
     adapter = SlackAdapter(app)
     app.publisher.register(adapter.platform, adapter.publisher)
     await adapter.start()
+    assert [c.method for c in fake.calls] == ["auth.test"]  # start-up checks the bot token once
+    fake.calls.clear()  # tests count what members' requests cause
     yield adapter
     await adapter.close()
 

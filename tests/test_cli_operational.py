@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -84,6 +86,47 @@ def test_unreachable_discord_api(migrated: str) -> None:
     api = f"http://{CLOSED}/api/v10"
     result = run_cli(["serve"], {"DATABASE_URL": migrated, "DISCORD_TOKEN": "t0ken", "DISCORD_API_BASE_URL": api})
     assert one_line(result) == f"cannot reach the Discord API at {api}: [Errno 111] Connect call failed ('127.0.0.1', 1)"
+
+
+SOCKET_MODE = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"}
+
+
+def test_unreachable_slack_api_in_socket_mode(migrated: str) -> None:
+    """Socket Mode alone would retry for ever; the bot token's check says it in one line."""
+    api = f"http://{CLOSED}/api/"
+    result = run_cli(["serve"], {"DATABASE_URL": migrated, **SOCKET_MODE, "SLACK_API_BASE_URL": api})
+    assert one_line(result) == f"cannot reach the Slack API at {api}: [Errno 111] Connect call failed ('127.0.0.1', 1)"
+
+
+@pytest.fixture
+def refusing_slack() -> Iterator[str]:
+    """A Slack Web API that answers every call as Slack does for a revoked or wrong token."""
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"ok": False, "error": "invalid_auth"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/api/"
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+def test_refused_slack_token(migrated: str, refusing_slack: str) -> None:
+    result = run_cli(["serve"], {"DATABASE_URL": migrated, **SOCKET_MODE, "SLACK_API_BASE_URL": refusing_slack})
+    assert one_line(result) == "Slack refused SLACK_BOT_TOKEN: invalid_auth"
+    assert "xoxb-1" not in result.stderr
 
 
 def test_debug_keeps_the_traceback(migrated: str) -> None:

@@ -90,6 +90,11 @@ def describe(exc: BaseException, settings: object) -> str | None:
             return f"Discord refused DISCORD_TOKEN: {reason}"
         return f"cannot reach the Discord API at {settings.discord_api_base_url}: {reason}"  # type: ignore[attr-defined]
     if what == "slack":
+        from slack_sdk.errors import SlackApiError
+
+        refused = next((e for e in _chain(exc) if isinstance(e, SlackApiError)), None)
+        if refused is not None:
+            return f"Slack refused SLACK_BOT_TOKEN: {refused.response.get('error', reason)}"
         return f"cannot reach the Slack API at {settings.slack_api_base_url}: {reason}"  # type: ignore[attr-defined]
     if what == "redis":
         return f"cannot reach Redis at {_safe_url(settings.redis_url)}: {reason}"  # type: ignore[attr-defined]

@@ -226,8 +226,13 @@ class SlackAdapter:
 
     # ---- lifecycle -----------------------------------------------------------------------
     async def start(self) -> None:
-        """Serve HTTP or connect Socket Mode; the publisher works from construction on."""
+        """Serve HTTP or connect Socket Mode; the publisher works from construction on.
+
+        One workspace's bot token is checked first (auth.test): an unreachable Slack or a
+        refused token stops start-up with one line, where Socket Mode would retry for ever."""
         settings = self.app.settings
+        if self.oauth is None:
+            await self.client.auth_test()
         if self.serves_http:
             from bot.observability.health import start_http
 
