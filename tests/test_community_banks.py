@@ -405,3 +405,31 @@ async def test_two_admins_uploading_the_same_new_bank_at_once_both_succeed(
         "Bank our-loop replaced (version 2): 2 questions", "Bank our-loop stored: 2 questions"]
     listed = (await one.execute_text(Caller(MEMBER, HERE), "bank", "list")).plain()
     assert "`our-loop` **Our loop** · 2 questions · version 2" in listed
+
+
+async def test_approving_into_an_uploaded_bank_keeps_its_comments(world) -> None:
+    """The uploader's YAML is theirs: an approved suggestion is added to it, comments kept."""
+    desk, _ = world
+    commented = b"# Our team's loop questions; ask Ana before editing.\n" + GOOD.replace(
+        b"questions:\n", b"questions:\n# the first two came from the March retro\n", 1)
+    await upload(desk, commented)
+    await desk.execute_text(Caller(MEMBER, HERE), "suggest", SUGGESTION)
+    approved = await desk.execute_text(admin(), "bank", "review approve id:1 bank:our-loop")
+    assert approved.plain() == "Suggestion #1 approved into bank our-loop as `suggestion-1`."
+    exported = (await desk.execute_text(admin(), "bank", "export our-loop")).attachments[0].content
+    assert exported.startswith(commented)  # every line as uploaded, then the new question
+    assert b"# the first two came from the March retro" in exported and b"id: suggestion-1" in exported
+    listed = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "list")).plain()
+    assert "`our-loop` **Our loop** · 3 questions · version 2" in listed
+
+
+def test_a_question_is_appended_as_text_only_where_that_reads_back_the_same() -> None:
+    from bot.core.content.community import with_question_appended
+
+    entry = {"id": "new", "kind": "mcq", "answer": "A"}
+    last = "bank: b  # ours\nquestions:\n  - id: old  # keep me\n    kind: mcq\n"
+    appended = with_question_appended(last, entry)
+    assert appended.startswith(last) and yaml.safe_load(appended)["questions"][-1] == entry
+    not_last = "questions:\n- id: old\ntitle: T  # the title comes last here\n"
+    redone = with_question_appended(not_last, entry)
+    assert yaml.safe_load(redone) == {"questions": [{"id": "old"}, entry], "title": "T"}

@@ -305,3 +305,21 @@ def question_yaml(questions: list[Question]) -> list[dict[str, Any]]:
         out.append(data)
     return out
 
+
+def with_question_appended(text: str, entry: dict[str, Any]) -> str:
+    """The bank's YAML ``text`` with ``entry`` added to its questions, keeping the uploader's
+    comments and layout: the item is appended as text when ``questions`` is the last block
+    (checked by parsing the result); otherwise the bank is written out again."""
+    source = yaml.safe_load(text) if text.strip() else {}
+    expected = {**source, "questions": [*(source.get("questions") or []), entry]}
+    item = yaml.safe_dump([entry], allow_unicode=True, sort_keys=False, width=100)
+    body = text.rstrip("\n") + "\n"
+    if source.get("questions"):
+        for indent in ("", "  ", "    "):
+            candidate = body + "".join(f"{indent}{line}\n" if line else "\n" for line in item.splitlines())
+            try:
+                if yaml.safe_load(candidate) == expected:
+                    return candidate
+            except yaml.YAMLError:
+                continue
+    return yaml.safe_dump(expected, allow_unicode=True, sort_keys=False, width=100)

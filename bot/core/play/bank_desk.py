@@ -29,6 +29,7 @@ from bot.core.content.community import (
     load_question,
     question_yaml,
     served_question,
+    with_question_appended,
 )
 from bot.core.content.importers import ImportFormatError
 from bot.core.content.importers import import_text as draft_from_text
@@ -304,15 +305,15 @@ class BankDesk:
             bank = await self._bank(session, who, slug)
             suggested = load_question(row.data)
             if bank is None:
-                source = {"bank": slug, "title": SUGGESTIONS_TITLE if slug == SUGGESTIONS_BANK else slug,
-                          "questions": []}
+                title = SUGGESTIONS_TITLE if slug == SUGGESTIONS_BANK else slug
+                before = yaml.safe_dump({"bank": slug, "title": title, "questions": []}, sort_keys=False)
             else:
-                source = yaml.safe_load(bank.source)
+                before = bank.source
+            source = yaml.safe_load(before)
             taken = {str(q.get("id")) for q in source.get("questions") or [] if isinstance(q, dict)}
             local = suggested.id if suggested.id not in taken else f"{suggested.id}-{row.id}"
             entry = question_yaml([suggested.model_copy(update={"id": local})])[0]
-            source["questions"] = [*(source.get("questions") or []), entry]
-            text = yaml.safe_dump(source, allow_unicode=True, sort_keys=False, width=100)
+            text = with_question_appended(before, entry)
             checked = check_bank_text(text, f"{slug}.yaml", self.library)
             if not checked.ok:
                 return _problems(f"Suggestion #{number} would break bank {slug}; it stays in the queue",
