@@ -263,8 +263,9 @@ async def test_suggest_review_approve_and_reject_tell_the_author(world) -> None:
                                                                "review approve id:1")).plain()
     approved = await desk.execute_text(admin(), "bank", "review approve id:1")
     assert approved.plain() == "Suggestion #1 approved into bank suggestions as `suggestion-1`."
-    assert publisher.told[-1][0].user_id == "u-mia"
-    assert "approved and added to the bank suggestions" in publisher.told[-1][1].plain()
+    assert publisher.told[-1][0] == MEMBER  # the author, in their own workspace
+    assert publisher.told[-1][1].plain() == ("Your suggestion #1 was approved and added to the bank "
+                                             "suggestions. Thank you!")
     again = await desk.execute_text(admin(), "bank", "review approve id:1")
     assert again.plain() == "Suggestion #1 was already approved."
     no_reason = await desk.execute_text(admin(), "bank", "review reject id:2")
@@ -433,3 +434,31 @@ def test_a_question_is_appended_as_text_only_where_that_reads_back_the_same() ->
     not_last = "questions:\n- id: old\ntitle: T  # the title comes last here\n"
     redone = with_question_appended(not_last, entry)
     assert yaml.safe_load(redone) == {"questions": [{"id": "old"}, entry], "title": "T"}
+
+
+async def test_an_approved_suggestion_whose_id_is_taken_gets_its_own(world) -> None:
+    """The bank already holds a question with the suggestion's id: the new one is kept apart."""
+    desk, _ = world
+    taken = bank_yaml("our-loop", [mcq("suggestion-1", "Already here?", "Yes", ["No", "Maybe", "Later"])])
+    await upload(desk, taken)
+    await desk.execute_text(Caller(MEMBER, HERE), "suggest", SUGGESTION)
+    approved = await desk.execute_text(admin(), "bank", "review approve id:1 bank:our-loop")
+    assert approved.plain() == "Suggestion #1 approved into bank our-loop as `suggestion-1-1`."
+    exported = yaml.safe_load((await desk.execute_text(admin(), "bank", "export our-loop")).attachments[0].content)
+    assert [q["id"] for q in exported["questions"]] == ["suggestion-1", "suggestion-1-1"]
+    assert exported["questions"][1]["prompt"] == "What does `loss.backward()` accumulate into?"
+
+
+async def test_approving_into_a_new_bank_at_the_bank_limit_is_refused_and_kept(world) -> None:
+    from bot.core.content.community import MAX_BANKS_PER_COMMUNITY
+
+    desk, publisher = world
+    for i in range(MAX_BANKS_PER_COMMUNITY):
+        await upload(desk, bank_yaml(f"bank-{i}", [mcq(f"b{i}-q", f"Question {i}?", "Yes", ["No", "Maybe", "Later"])]))
+    await desk.execute_text(Caller(MEMBER, HERE), "suggest", SUGGESTION)
+    refused = await desk.execute_text(admin(), "bank", "review approve id:1")
+    assert refused.plain() == (f"This community already has {MAX_BANKS_PER_COMMUNITY} banks; "
+                               "approve into an existing one with bank:ID.")
+    assert publisher.told == []
+    kept = await desk.execute_text(admin(), "bank", "review approve id:1 bank:bank-0")
+    assert kept.plain() == "Suggestion #1 approved into bank bank-0 as `suggestion-1`."
