@@ -462,3 +462,42 @@ async def test_approving_into_a_new_bank_at_the_bank_limit_is_refused_and_kept(w
     assert publisher.told == []
     kept = await desk.execute_text(admin(), "bank", "review approve id:1 bank:bank-0")
     assert kept.plain() == "Suggestion #1 approved into bank bank-0 as `suggestion-1`."
+
+
+async def test_list_show_and_review_read_exactly_so(world) -> None:
+    """What admins and members read from /bank list, /bank show and /bank review, word for word."""
+    desk, _ = world
+    assert (await desk.execute_text(Caller(MEMBER, HERE), "bank", "list")).plain() == (
+        "This workspace has no community banks yet. Admins add one with /bank upload (a YAML file, "
+        "same format as the built-in banks).")
+    many = [mcq(f"q{i:02d}", f"Question {i}?", "Yes", ["No", "Maybe", "Later"], topic="optimization") for i in range(22)]
+    stored = await upload(desk, bank_yaml("alpha", many, title="Many"), "alpha.yaml")
+    assert stored.title == "Bank alpha stored: 22 questions", stored.plain()
+    await upload(desk, bank_yaml("alpha", many[1:], title="Many"), "alpha.yaml")  # q00 retired
+    with_code = {**mcq("run-me", "What prints?", "2", ["1", "3", "4"]),
+                 "code": [{"title": "Try it", "code": "print(1 + 1)\n"}]}
+    await upload(desk, bank_yaml("zeta", [with_code, mcq("z2", "Z?", "Yes", ["No", "Maybe", "Later"])], title="Zed"),
+                 "zeta.yaml")
+    await desk.execute_text(admin(), "bank", "disable zeta")
+    listed = await desk.execute_text(Caller(MEMBER, HERE), "bank", "list")
+    assert listed.ephemeral and listed.plain() == (
+        "**Community banks of this workspace**\n"
+        "`alpha` **Many** · 21 questions · version 2\n"
+        "`zeta` **Zed** · 2 questions · version 1 · ⏸ disabled")
+    shown = await desk.execute_text(Caller(MEMBER, HERE), "bank", "show alpha")
+    lines = shown.plain().splitlines()
+    assert shown.ephemeral and lines[:3] == ["**alpha: Many**", "Version 2 · served · 21 question(s)",
+                                             "`q01` · Optimizers and schedulers · mcq · Question 1?"]
+    assert len(lines) == 2 + 20 + 1 and lines[-2] == "`q20` · Optimizers and schedulers · mcq · Question 20?"
+    assert lines[-1] == "… and 1 more (/bank export gives the whole file)"
+    zeta = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "show zeta")).plain().splitlines()
+    assert zeta == ["**zeta: Zed**", "Version 1 · disabled · 2 question(s)",
+                    "`run-me` · Autograd · mcq · What prints?", "`z2` · Autograd · mcq · Z?",
+                    "1 snippet(s) were not run at upload; paste one into /run to check it in the sandbox."]
+    assert (await desk.execute_text(admin(), "bank", "review")).plain() == "No suggestions are waiting for review."
+    await desk.execute_text(Caller(OTHER, THERE), "suggest", SUGGESTION)  # another community's
+    assert (await desk.execute_text(admin(), "bank", "review")).plain() == "No suggestions are waiting for review."
+    await desk.execute_text(Caller(MEMBER, HERE), "suggest", SUGGESTION)
+    await desk.execute_text(Caller(ADMIN, HERE), "suggest", SUGGESTION.replace("accumulate into", "fill"))
+    review = await desk.execute_text(admin(), "bank", "review")
+    assert review.ephemeral and review.title == "Suggestion #2 by mia (2 waiting)"
