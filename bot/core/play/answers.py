@@ -173,7 +173,7 @@ async def _refused(
     post was revealed in the meantime."""
     existing = await _existing(session, values["post_id"], values["member_id"])
     if existing is None:
-        return Outcome(render.closed_message(question, order, None), values["post_id"])
+        return Outcome(render.closed_message(), values["post_id"])
     return Outcome(render.already_answered(question, order, existing, question.kind), values["post_id"])
 
 
@@ -232,7 +232,7 @@ async def record_pick(
         existing = await _existing(session, post.id, member.id)
         if existing is not None:
             return Outcome(render.already_answered(question, order, existing, question.kind), post_id)
-        return Outcome(render.closed_message(question, order, None), post_id)
+        return Outcome(render.closed_message(), post_id)
 
     channel_post = post.kind in CHANNEL_KINDS
     before_write(session, simple=channel_post and post.quiz_id is None)

@@ -242,11 +242,9 @@ def _pct(part: int, whole: int) -> str:
     return f"{round(100 * part / whole)}%" if whole else "0%"
 
 
-def closed_message(question: Question, order: Sequence[int], mine: int | None) -> Message:
-    msg = Message(ephemeral=True).text("This question is closed; answers are no longer accepted.")
-    if mine is not None and question.kind is Kind.MCQ:
-        msg.text(f"Your answer was {picked_text(question, order, mine)}.")
-    return msg
+def closed_message() -> Message:
+    """A click that came too late and had not answered before (otherwise: already_answered)."""
+    return notice("This question is closed; answers are no longer accepted.")
 
 
 def notice(text: str) -> Message:

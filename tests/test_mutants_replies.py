@@ -1,0 +1,82 @@
+"""Private replies stay private and say exactly this (issue 21 survivors of the whole-tree run).
+
+A reply that leaks into the channel would show a member's pick to everyone; each click's reply
+is checked for ``ephemeral`` as well as for its words: the flashcard's answer with its grade
+buttons, "already graded", the quiz's Next/Stop buttons, and /daily pause, resume and status.
+"""
+
+from __future__ import annotations
+
+from fsrs import Rating
+
+from bot.core import render
+from bot.core.content.bank import Kind, Question, Snippet
+from bot.core.model.actions import Action, Verb, decode
+from bot.core.model.messages import ButtonStyle
+from bot.core.play.daily import DailyPosting
+from tests.test_mutants_answers import WHERE, channel_post, click, one_question_quiz, post_of, who
+
+
+async def test_every_reply_to_a_click_is_private(drill, publisher, clock) -> None:
+    posted, _question, _order, right, wrong = await channel_post(drill, publisher)
+    picked = await drill.handle_action(who(1), click(Verb.PICK, posted.post_id, right))
+    again = await drill.handle_action(who(1), click(Verb.PICK, posted.post_id, wrong))
+    clock.advance(hours=12)
+    late = await drill.handle_action(who(2), click(Verb.PICK, posted.post_id, right))
+    assert late.reply.plain() == "This question is closed; answers are no longer accepted."
+    card = post_of(await one_question_quiz(drill, who(3), "t-card-1"))
+    shown = await drill.handle_action(who(3), click(Verb.SHOW, card))
+    graded = await drill.handle_action(who(3), click(Verb.GRADE, card, int(Rating.Hard)))
+    twice = await drill.handle_action(who(3), click(Verb.GRADE, card, int(Rating.Easy)))
+    assert twice.reply.plain() == "You already graded this card: **Hard**."
+    for out in (picked, again, late, shown, graded, twice):
+        assert out.reply.ephemeral is True, out.reply.plain()
+    assert picked.public is not None and picked.public.ephemeral is False  # the count, for everyone
+
+
+def test_the_flashcard_answer_shows_three_snippets_and_the_four_grades() -> None:
+    card = Question(
+        id="card-x", bank="b", kind=Kind.FLASHCARD, topic="autograd", difficulty=1, prompt="What is a leaf?",
+        answer="A tensor created by the user.", explanation="Only leaves keep `.grad`.",
+        code=[Snippet(code=f"print({n})\n") for n in range(4)],
+    )
+    msg = render.flashcard_answer(42, card)
+    assert (msg.title, msg.ephemeral) == ("What is a leaf?", True)
+    assert msg.plain().splitlines()[1:] == [
+        "A tensor created by the user.",
+        "```python", "print(0)", "```", "```python", "print(1)", "```", "```python", "print(2)", "```",
+        "**Key point:** Only leaves keep `.grad`.",
+        "How well did you know it?",
+        "[Again] [Hard] [Good] [Easy]",
+    ]
+    assert [(b.label, b.style) for b in msg.buttons] == [
+        ("Again", ButtonStyle.DANGER), ("Hard", ButtonStyle.SECONDARY),
+        ("Good", ButtonStyle.PRIMARY), ("Easy", ButtonStyle.SUCCESS)]
+    assert [decode(b.action_id) for b in msg.buttons] == [Action(Verb.GRADE, 42, int(r)) for r in Rating]
+
+
+def test_a_grade_outside_the_labels_is_quoted_as_its_number() -> None:
+    card = Question(id="card-x", bank="b", kind=Kind.FLASHCARD, topic="autograd", difficulty=1, prompt="P?",
+                    answer="A.", explanation="E.")
+    assert render.already_answered(card, [], 7, Kind.FLASHCARD).plain() == "You already graded this card: **7**."
+
+
+def test_quiz_navigation_buttons() -> None:
+    assert [(b.label, b.style, decode(b.action_id)) for b in render.nav_buttons(9, True)] == [
+        ("Next question", ButtonStyle.PRIMARY, Action(Verb.NEXT, 9)),
+        ("Stop", ButtonStyle.SECONDARY, Action(Verb.STOP, 9)),
+    ]
+    assert render.nav_buttons(9, False) == []
+
+
+async def test_daily_pause_resume_and_status_say_so(drill, publisher) -> None:
+    daily = DailyPosting(drill, publisher)
+    none_yet = "This channel has no daily schedule yet. Set one with /daily schedule."
+    assert (await daily.set_paused(WHERE, True)).plain() == none_yet
+    assert (await daily.status(WHERE)).plain() == (
+        "No daily question here yet. Example: /daily schedule time:09:00 timezone:Europe/Berlin weekdays:mon-fri")
+    await daily.set_schedule(WHERE, at="09:00")
+    paused = await daily.set_paused(WHERE, True)
+    assert (paused.plain(), paused.ephemeral) == ("Daily questions paused.", True)
+    assert "paused" in (await daily.status(WHERE)).plain().lower()
+    assert (await daily.set_paused(WHERE, False)).plain() == "Daily questions resumed."
