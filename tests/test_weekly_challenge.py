@@ -238,3 +238,29 @@ async def test_catch_up_after_a_late_restart_posts_this_weeks_once(drill, platfo
     assert len(await weekly.catch_up()) == 1
     assert await weekly.catch_up() == []
     assert len(platform.posts()) == 1
+
+
+def test_the_weekly_post_and_its_closing_word_for_word() -> None:
+    from datetime import UTC, datetime
+
+    from bot.core import render
+    from bot.core.model.actions import Action, Verb, decode
+    from bot.core.model.messages import ButtonStyle
+    from bot.core.model.topics import TOPICS
+    from bot.core.play.weekly import closing_message, weekly_message
+
+    challenge = BANK.challenges[0]
+    msg = weekly_message(77, challenge, datetime(2026, 3, 11, 9, 0, tzinfo=UTC), "Europe/Berlin")
+    assert msg.title == (f"🧩 Weekly challenge: {challenge.title} · {render.stars(challenge.difficulty)} · "
+                         f"{TOPICS[challenge.topic]}")
+    assert [getattr(b, "text", None) or b.code for b in msg.blocks] == [  # type: ignore[union-attr]
+        challenge.statement.strip(), challenge.stub.rstrip()]
+    assert msg.footer == (f"Take it with `/challenge week`, then `/submit` your solution · {challenge.points} "
+                          "points for a first solve · closes Wed 11 Mar 10:00 CET")
+    assert [(decode(b.action_id), b.label, b.style) for b in msg.buttons] == [
+        (Action(Verb.TAKE, 77), "Take this challenge", ButtonStyle.PRIMARY)]
+    assert closing_message(challenge, ["Ada"]).plain() == (
+        f"**🏁 Weekly challenge closed: {challenge.title}**\nSolved by 1 member, in order: Ada")
+    assert closing_message(challenge, []).plain() == (
+        f"**🏁 Weekly challenge closed: {challenge.title}**\n"
+        "Nobody solved it this week. It stays open to everyone with /challenge.")
