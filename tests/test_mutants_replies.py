@@ -80,3 +80,50 @@ async def test_daily_pause_resume_and_status_say_so(drill, publisher) -> None:
     assert (paused.plain(), paused.ephemeral) == ("Daily questions paused.", True)
     assert "paused" in (await daily.status(WHERE)).plain().lower()
     assert (await daily.set_paused(WHERE, False)).plain() == "Daily questions resumed."
+
+
+class WherePublisher:
+    """Remembers where each edit and thread post went; one channel can be made to fail."""
+
+    def __init__(self, broken: str | None = None) -> None:
+        self.edits: list[tuple[object, str]] = []
+        self.threads: list[tuple[object, str | None]] = []
+        self.broken = broken
+
+    async def publish(self, where, message, *, thread_of=None) -> str:
+        if where.channel_id == self.broken:
+            raise ConnectionError("that channel is gone")
+        self.threads.append((where, thread_of))
+        return f"t{len(self.threads)}"
+
+    async def update(self, where, ref, message) -> None:
+        if where.channel_id == self.broken:
+            raise ConnectionError("that channel is gone")
+        self.edits.append((where, ref))
+
+
+async def test_due_reveals_go_to_each_posts_own_channel_and_one_failure_stops_none(drill, clock, caplog) -> None:
+    from bot.core.model.identity import Where
+
+    slack = Where("slack", "T1", "C7", "random")
+    broken = Where("discord", "g2", "c-gone", "old")
+    publisher = WherePublisher(broken="c-gone")
+    posted = {}
+    for where in (WHERE, broken, slack):
+        posted[where.channel_id] = await drill.ask(where, RefPublisher(where.channel_id), kind="daily")
+    clock.advance(hours=13)
+    assert await drill.reveal_due(publisher) == 3
+    assert publisher.edits == [(WHERE, "ref-c1"), (slack, "ref-C7")]
+    assert publisher.threads == [(WHERE, "ref-c1"), (slack, "ref-C7")]
+    assert f"reveal of post {posted['c-gone'].post_id} failed" in caplog.text
+
+
+class RefPublisher:
+    def __init__(self, channel: str) -> None:
+        self.ref = f"ref-{channel}"
+
+    async def publish(self, where, message, *, thread_of=None) -> str:
+        return self.ref
+
+    async def update(self, where, ref, message) -> None:
+        pass
