@@ -501,3 +501,62 @@ async def test_list_show_and_review_read_exactly_so(world) -> None:
     await desk.execute_text(Caller(ADMIN, HERE), "suggest", SUGGESTION.replace("accumulate into", "fill"))
     review = await desk.execute_text(admin(), "bank", "review")
     assert review.ephemeral and review.title == "Suggestion #2 by mia (2 waiting)"
+
+
+def test_a_served_community_question_is_inert_everywhere_and_keeps_its_bank_references() -> None:
+    from bot.core.content.bank import Kind, Question
+    from bot.core.content.community import inert, served_question
+
+    q = Question(
+        id="q-one", bank="upload", kind=Kind.MCQ, topic="autograd", difficulty=1,
+        prompt="@everyone which one?", choices=["<@U1> this", "that [one](https://evil.example)", "other", "none"],
+        answer="<@U1> this", why_not={"that [one](https://evil.example)": "@here it is not", "other": "no",
+                                      "none": "no"},
+        explanation="See [the docs](https://evil.example).", related=["q-two", "builtin-q"], twin_of="q-two",
+    )
+    served = served_question(q, 7, "ours", {"q-one", "q-two"})
+    assert (served.id, served.bank) == ("c7.q-one", "community:ours")
+    assert served.prompt == inert(q.prompt) == "@\u200beveryone which one?"
+    assert served.choices == [inert(c) for c in q.choices] and served.answer == "<\u200b@U1> this"
+    assert served.why_not == {"that one (https://evil.example)": "@\u200bhere it is not", "other": "no", "none": "no"}
+    assert served.explanation == "See the docs (https://evil.example)."
+    assert (served.related, served.twin_of) == (["c7.q-two", "builtin-q"], "c7.q-two")
+    assert served_question(q.model_copy(update={"twin_of": None}), 7, "ours", {"q-one"}).twin_of is None
+
+
+async def test_an_uploaded_ping_reaches_members_inert(world) -> None:
+    desk, _ = world
+    pinging = bank_yaml("pings", [mcq("ping-q", "@everyone: when does `zero_grad` run?", "Before backward",
+                                      ["After step", "Never", "Twice"])])
+    assert (await upload(desk, pinging, "pings.yaml")).title == "Bank pings stored: 1 question"
+    quiz = await desk.execute_text(Caller(MEMBER, HERE), "quiz", "banks:community count:1")
+    assert "@\u200beveryone: when does `zero_grad` run?" in quiz.plain() and "@everyone" not in quiz.plain()
+
+
+def test_each_too_long_field_is_named_on_its_own_line(library: Library) -> None:
+    from bot.core.content.community import MAX_FIELD_CHARS
+
+    over, at = "p" * (MAX_FIELD_CHARS + 1), "q" * MAX_FIELD_CHARS
+    long_q = {**mcq("long-q", over, "A" * (MAX_FIELD_CHARS + 1), ["B" * (MAX_FIELD_CHARS + 1), at, "D"]),
+              "code": [{"code": "x = 1\n"}, {"code": "c" * (MAX_FIELD_CHARS + 1)}],
+              "related": ["long-q2", "no-such-question"], "twin_of": "nowhere"}
+    ok_q = {**mcq("long-q2", "Fine?", "Yes", ["No", "Maybe", "Later"]), "explanation": at}  # at the limit: fine
+    text = bank_yaml("long", [long_q, ok_q])
+    lines = text.decode().splitlines()
+
+    def line_of(fragment: str, after: int = 0) -> int:
+        return next(n for n, line in enumerate(lines, 1) if n > after and fragment in line)
+
+    q_line = line_of("id: long-q")
+    errors = check_bank_text(text, "long.yaml", library).errors
+    n = f"{MAX_FIELD_CHARS + 1:,} characters; at most {MAX_FIELD_CHARS:,}"
+    assert set(errors) >= {
+        f"line {line_of('prompt: ppp')}: long-q: prompt is {n}",
+        f"line {line_of('answer: AAA')}: long-q: answer is {n}",
+        f"line {line_of('text: BBB')}: long-q: choices is {n}",
+        f"line {line_of('code: ccc')}: long-q: code is {n}",
+        f"line {line_of('related:', q_line)}: long-q: 'no-such-question' is neither a question of this bank "
+        "nor a built-in one",
+        f"line {line_of('twin_of:', q_line)}: long-q: 'nowhere' is neither a question of this bank nor a built-in one",
+    }, errors
+    assert not any(e.startswith(f"line {line_of('id: long-q2')}") or "long-q2: explanation" in e for e in errors)
