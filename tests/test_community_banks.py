@@ -18,6 +18,7 @@ from bot.core.content.community import (
     MAX_QUESTIONS_PER_BANK,
     MAX_UPLOAD_BYTES,
     MAX_YAML_NODES,
+    SUGGEST_CHOICES_HELP,
     check_bank_text,
     inert,
 )
@@ -560,3 +561,50 @@ def test_each_too_long_field_is_named_on_its_own_line(library: Library) -> None:
         f"line {line_of('twin_of:', q_line)}: long-q: 'nowhere' is neither a question of this bank nor a built-in one",
     }, errors
     assert not any(e.startswith(f"line {line_of('id: long-q2')}") or "long-q2: explanation" in e for e in errors)
+
+
+@pytest.mark.parametrize(("choices", "problems"), [
+    ("A | no; B | no", ["choices: start the right choice with *"]),
+    ("*A; *B | no", ["choices: mark only one choice with *"]),
+    ("*A", [f"choices: at least two ({SUGGEST_CHOICES_HELP})"]),
+    ("", ["choices: start the right choice with *", f"choices: at least two ({SUGGEST_CHOICES_HELP})"]),
+])
+def test_suggestion_choices_problems_name_the_form_field(library: Library, choices: str, problems: list[str]) -> None:
+    from bot.core.content.community import check_suggestion
+
+    checked = check_suggestion(prompt="Which?", choices=choices, explanation="Because.", topic="autograd",
+                               difficulty=1, slug="suggestion-1", builtin=library)
+    assert (checked.question, checked.errors) == (None, problems)
+
+
+def test_a_suggestion_on_lines_with_why_nots_becomes_the_question_asked(library: Library) -> None:
+    from bot.core.content.community import check_suggestion
+
+    checked = check_suggestion(
+        prompt="What does `loss.backward()` fill?", choices="*`.grad` of leaves\n`.data` | never data\n"
+        "The optimizer | reads grads later\nThe loss | holds no grads\n", explanation="Leaves get `.grad`.",
+        topic="Autograd", difficulty=2, slug="suggestion-9", builtin=library)
+    assert checked.errors == [] and checked.question is not None
+    q = checked.question
+    assert (q.id, q.topic, q.difficulty, q.answer) == ("suggestion-9", "autograd", 2, "`.grad` of leaves")
+    assert q.choices == ["`.grad` of leaves", "`.data`", "The optimizer", "The loss"]
+    assert q.why_not == {"`.data`": "never data", "The optimizer": "reads grads later", "The loss": "holds no grads"}
+    broken = check_suggestion(prompt="Which?", choices="*A; A | dup; C | c; D | d", explanation="x",
+                              topic="autograd", difficulty=1, slug="suggestion-2", builtin=library)
+    assert (broken.question, broken.errors) == (None, ["the mcq has duplicate choices"])  # no "line 5: id: "
+    no_why = check_suggestion(prompt="Which?", choices="*A; B | b; C | c; D", explanation="x",
+                              topic="autograd", difficulty=1, slug="suggestion-2", builtin=library)
+    assert no_why.errors == ["distractor 'D' has no why it is wrong (after |)"]
+
+
+def test_a_stored_community_question_reads_back_with_its_bank_references() -> None:
+    from bot.core.content.bank import Kind, Question
+    from bot.core.content.community import dump_question, load_question, served_question
+
+    q = Question(id="q-one", bank="upload", kind=Kind.MCQ, topic="autograd", difficulty=1, prompt="P?",
+                 choices=["a", "b", "c", "d"], answer="a", why_not={"b": "no", "c": "no", "d": "no"},
+                 explanation="E.", related=["q-two", "builtin-q"], twin_of="q-two")
+    served = served_question(q, 12, "ours", {"q-one", "q-two"})
+    back = load_question(dump_question(served))
+    assert back == served and (back.id, back.related, back.twin_of) == ("c12.q-one", ["c12.q-two", "builtin-q"],
+                                                                        "c12.q-two")
