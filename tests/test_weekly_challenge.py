@@ -264,3 +264,36 @@ def test_the_weekly_post_and_its_closing_word_for_word() -> None:
     assert closing_message(challenge, []).plain() == (
         f"**🏁 Weekly challenge closed: {challenge.title}**\n"
         "Nobody solved it this week. It stays open to everyone with /challenge.")
+
+
+async def test_the_weekly_buttons_open_the_challenge_and_show_progress(drill, platform):
+    """Pressed in the channel: Take opens this week's problem privately for whoever presses it
+    (any member); an unknown claim says there is none; My progress is the member's /stats."""
+    from bot.core.commands.dispatch import CommandDesk
+    from bot.core.model.actions import Action, Verb
+    from bot.core.play.challenge_desk import challenge_message
+
+    class NoRunner:
+        def desk(self) -> None:
+            return None
+
+        def unavailable(self) -> str:
+            return "no runner"
+
+    await _schedule(drill, platform)
+    desk = CommandDesk(drill, DailyPosting(drill, platform), platform, NoRunner())  # type: ignore[arg-type]
+    await desk.weekly.fire(await _channel_pk(drill))
+    take = next(m for _, m, key, _ in platform.messages if key).buttons[0].action_id
+    ada = Who("discord", "g1", "1", "Ada")
+    opened = (await desk.press(ada, take)).reply
+    item = await desk.weekly.current_item(HERE)
+    expected = challenge_message(BANK.get(item), "`/submit` to submit your solution; `/challenge hint` for a hint")
+    assert (opened.title, opened.plain(), opened.ephemeral) == (expected.title, expected.plain(), True)
+    assert (await desk.challenges.current(ada)).id == item
+    nothing = (await desk.press(ada, Action(Verb.TAKE, 987654).encode())).reply
+    assert nothing.plain() == "This channel has no weekly challenge this week. Admins start one with /daily challenge."
+    progress = (await desk.press(ada, Action(Verb.PROGRESS, 1).encode())).reply
+    stats = await desk.stats_of(ada, None)
+    assert progress.ephemeral and progress.plain() == stats.plain()
+    assert (await desk.press(ada, "not-a-button")).reply.plain() == (
+        (await drill.handle_action(ada, "not-a-button")).reply.plain())
