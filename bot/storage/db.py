@@ -227,7 +227,7 @@ class Database:
 
     async def _hot_postgres(self, work: Callable[[Any], Awaitable[T]]) -> T:
         made = self._hot_pool
-        if made is None or (made.done() and made.exception() is not None):
+        if made is None or (made.done() and (made.cancelled() or made.exception() is not None)):
             # one pool, however many clicks arrive at once; made again after a failed attempt
             # (the database was down), whose error the waiting clicks have seen
             import asyncpg
