@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -106,3 +107,20 @@ async def test_worker_command_serves_the_queue_and_stops_on_sigterm(tmp_path: Pa
         await client.aclose()
     assert worker.returncode == 0, err[-2000:]
     assert "runner worker ready: cpu" in err
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None and not REQUIRE, reason="bubblewrap is not installed")
+def test_the_bubblewrap_probe_starts_a_real_sandbox_and_says_why_one_failed() -> None:
+    """detect() trusts a sandbox it started, not `which`: the probe's answer in-process."""
+    from runner import syscall_filter
+    from runner.isolation import _probe_bwrap
+
+    root = os.geteuid() == 0
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    assert _probe_bwrap(bwrap, root, seccomp_ok=syscall_filter.available() is None) is None
+    assert _probe_bwrap("/no/such/bwrap", root, seccomp_ok=False) == (
+        "bubblewrap failed: [Errno 2] No such file or directory: '/no/such/bwrap'")
+    assert _probe_bwrap("/bin/false", root, seccomp_ok=False) == "bubblewrap failed: "
+    # a "bwrap" that rejects our flags: its own complaint, as it printed it
+    assert _probe_bwrap("/bin/sh", root, seccomp_ok=False).startswith("bubblewrap failed: /bin/sh: ")  # type: ignore[union-attr]
