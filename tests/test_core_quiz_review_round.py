@@ -126,3 +126,38 @@ async def test_live_round_posts_reveals_and_final_standings(drill, publisher, cl
     # results after each question go into that question's thread
     assert sum("after question" in (m.title or "") for _, m, t in publisher.posts if t) == 2
     assert isinstance(await drill.rounds.start(HERE, OTHER, count=1, seconds=10, topic=None), int)
+
+
+async def test_a_topic_round_names_each_standing_where_it_belongs(drill, publisher, clock):
+    import asyncio
+
+    clock.auto = False
+    round_id = await drill.rounds.start(HERE, ME, count=2, seconds=30, topic="tensors")
+    busy = await drill.rounds.start(HERE, OTHER, count=2, seconds=20, topic=None)
+    assert busy.plain() == "A round is already running in this channel; wait for it to finish."
+    task = asyncio.create_task(drill.rounds.play(round_id, HERE, publisher))
+    for number in (1, 2):
+        while clock.sleepers == 0:
+            await asyncio.sleep(0.01)
+        ref, msg, _ = [p for p in publisher.posts if p[1].buttons][-1]
+        pick = button(msg, Verb.PICK)
+        right = await correct_position(drill, pick)
+        if number == 1:  # one right, one wrong
+            await drill.handle_action(ME, pick.rsplit(":", 1)[0] + f":{right}")
+        else:
+            await drill.handle_action(ME, pick.rsplit(":", 1)[0] + f":{(right + 1) % 4}")
+        clock.advance(30)
+        while clock.sleepers and number == 1:
+            await asyncio.sleep(0.01)
+    final = await task
+    async with drill.db.read() as s:
+        posts = (await s.scalars(select(Post).where(Post.round_id == round_id).order_by(Post.id))).all()
+    assert [drill.library[p.question_id].topic for p in posts] == ["tensors", "tensors"]
+    assert all((p.closes_at - p.opened_at).total_seconds() == 30 for p in posts)
+    refs = [ref for ref, m, t in publisher.posts if m.buttons]
+    threaded = [(m.title, t) for _, m, t in publisher.posts if t and m.title != "Explanation"]
+    assert threaded == [("Round — after question 1/2", refs[0]), ("Round — after question 2/2", refs[1])]
+    assert publisher.posts[-1][1] is final and publisher.posts[-1][2] is None
+    points = (await drill.rounds.standings(round_id, "x")).plain().splitlines()[1]
+    assert final.title == "Round — final standings" and final.plain().splitlines()[1] == points
+    assert points.startswith("1. **Me** — ") and points.endswith(" pts (1 correct)")
