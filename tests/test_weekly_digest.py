@@ -121,3 +121,32 @@ async def test_an_empty_week_says_so(drill):
     assert "Nobody scored last week" in message.plain() and "Hardest" not in message.plain()
     assert (await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "off", None)).plain() == \
         "Weekly digest turned off for this channel."
+
+
+def test_the_digest_message_word_for_word() -> None:
+    from bot.core.progress.chart_data import BoardChart
+    from bot.core.progress.digest import Digest, Hardest, digest_message
+
+    long_prompt = "Why " + "really " * 30 + "?"  # longer than 120 characters: cut with an ellipsis
+    chart = BoardChart(title="t", lines=())
+    full = Digest(date(2026, 3, 9), (("Ana", 40), ("Ben", 30)), (("Ben", 20),),
+                  (("autograd", 1, 4), ("tensors", 3, 4)), "autograd", (("Ana", 5), ("Ben", 2)),
+                  Hardest(long_prompt, 1, 4, date(2026, 3, 10), "m7"), chart)
+    assert digest_message(full, "https://chat.example/m7").plain().splitlines() == [
+        "**📬 Weekly digest · week of Mon 09 Mar**",
+        "🏆 **Top 5:** 1. Ana 40 pts · 2. Ben 30 pts",
+        "📈 **Biggest movers:** Ben +20",
+        "🎯 **Accuracy per topic:** Autograd 25% (4) · Tensors 75% (4)",
+        "Weakest topic: **Autograd**, a good pick for /quiz.",
+        "🔥 **Longest streaks:** Ana 5 · Ben 2",
+        f"🧠 **Hardest question:** “{long_prompt[:119]}…” (1 of 4 right, 25%; posted Tue 10 Mar)"
+        " · its thread: https://chat.example/m7",
+    ]
+    short = Hardest("Short?", 0, 2, date(2026, 3, 10), None)
+    quiet = Digest(date(2026, 3, 9), (), (), (("autograd", 2, 2),), None, (), short, chart)
+    assert digest_message(quiet).plain().splitlines() == [
+        "**📬 Weekly digest · week of Mon 09 Mar**",
+        "🏆 Nobody scored last week. Today is a good day to start.",
+        "🎯 **Accuracy per topic:** Autograd 100% (2)",
+        "🧠 **Hardest question:** “Short?” (0 of 2 right, 0%; posted Tue 10 Mar)",
+    ]
