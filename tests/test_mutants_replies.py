@@ -127,3 +127,49 @@ class RefPublisher:
 
     async def update(self, where, ref, message) -> None:
         pass
+
+
+async def test_a_private_note_is_sent_where_the_platform_can_and_a_failure_is_logged(caplog) -> None:
+    """The fate of a suggestion is told by direct message: False (and a warning naming the
+    member, with the error) where that cannot happen; the decision stands either way."""
+    from bot.core.model.identity import Who
+    from bot.core.model.messages import Message
+    from bot.core.play.delivery import tell_privately
+
+    mia, note = Who("discord", "g1", "u-mia", "mia"), Message().text("approved")
+
+    class Tells:
+        def __init__(self, answer: object) -> None:
+            self.answer, self.told = answer, []
+
+        async def tell(self, who, message) -> object:
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            self.told.append((who, message))
+            return self.answer
+
+    class Silent:  # a publisher with no way to write privately
+        pass
+
+    accepting = Tells(True)
+    assert await tell_privately(accepting, mia, note) is True and accepting.told == [(mia, note)]
+    assert await tell_privately(Tells(None), mia, note) is False  # the member does not take DMs
+    assert await tell_privately(Silent(), mia, note) is False
+    caplog.clear()
+    assert await tell_privately(Tells(ConnectionError("down")), mia, note) is False
+    [record] = [r for r in caplog.records if r.name == "bot.core.play.delivery"]
+    assert (record.getMessage(), record.levelname) == ("could not tell u-mia privately", "WARNING")
+    assert record.exc_info is not None and isinstance(record.exc_info[1], ConnectionError)
+
+
+def test_a_raises_at_question_numbers_its_shown_lines() -> None:
+    from bot.core.content.bank import Check
+
+    snippet = Snippet(code="\nimport torch\nx = torch.ones(2)\nx.view(3)\n\n")
+    q = Question(id="lines-q", bank="b", kind=Kind.MCQ, topic="tensors", difficulty=1, prompt="Which line raises?",
+                 choices=["Line 1", "Line 2", "Line 3", "It runs without an error"], answer="Line 3",
+                 explanation="E.", code=[snippet], check=Check.RAISES_AT,
+                 why_not={"Line 1": "n", "Line 2": "n", "It runs without an error": "n"})
+    assert render.shown_code(q) == "1  import torch\n2  x = torch.ones(2)\n3  x.view(3)"  # no trailing blanks
+    plain = q.model_copy(update={"check": None, "code": []})
+    assert render.shown_code(plain) == ""
