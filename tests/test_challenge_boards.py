@@ -54,3 +54,52 @@ async def test_first_solves_count_on_workspace_and_group_boards_only(drill, publ
     assert "Nobody has scored yet" in week.plain()
     alltime = await drill.boards.leaderboard(who(1), C1, scope="server", period="all")
     assert names(alltime) == expected
+
+
+async def test_challenge_desk_open_hint_board_and_mine_as_members_read_them(drill):
+    """The /challenge replies in the core: a filter that matches nothing, unsolved problems
+    first, hints one more at a time, the board (points, then who solved first; this
+    workspace only) and a member's own tally."""
+    from bot.core.model.identity import Who
+    from bot.core.model.topics import TOPICS
+
+    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    how = "`/submit` to submit"
+    assert (await desk.hint(who(1), "/challenge")).plain() == "You have no open challenge. Start one with /challenge."
+    nothing = await desk.open(who(1), "no-such-topic", 3, how)
+    assert nothing.plain() == "No challenge matches topic no-such-topic and difficulty 3."
+    assert (await desk.open(who(1), None, 9, how)).plain() == "No challenge matches difficulty 9."
+    topic = BANK.challenges[0].topic
+    in_topic = [c for c in BANK.challenges if c.topic == topic]
+    assert len(in_topic) >= 2  # the bank has several problems per topic
+    for c in in_topic[1:]:
+        await desk.record(who(1), c, solved=True)
+    opened = await desk.open(who(1), topic, None, how)  # the one left unsolved comes first
+    assert opened.title.startswith(f"🧩 {in_topic[0].title} · ") and opened.ephemeral
+    challenge = in_topic[0]
+    for shown in range(1, len(challenge.hints) + 2):  # one past the last: stays at the last
+        hint = await desk.hint(who(1), "/challenge")
+        n = min(shown, len(challenge.hints))
+        assert hint.title == f"💡 Hint {n}/{len(challenge.hints)}: {challenge.title}" and hint.ephemeral
+        assert [b.text for b in hint.blocks] == [f"{i}. {h}" for i, h in enumerate(challenge.hints[:n], 1)]
+        assert hint.footer == ("That was the last hint." if n == len(challenge.hints) else None)
+    drill.clock.advance(60)
+    await desk.record(who(2), challenge, solved=True)
+    drill.clock.advance(60)
+    await desk.record(who(3), challenge, solved=True)
+    await desk.record(Who("discord", "g2", "x", "Elsewhere"), challenge, solved=True)
+    board = (await desk.board("discord", "g1", "server")).plain().splitlines()
+    ranked = sorted([("Player 1", sum(c.points for c in in_topic[1:]), len(in_topic) - 1, 0),
+                     ("Player 2", challenge.points, 1, 1), ("Player 3", challenge.points, 1, 2)],
+                    key=lambda r: (-r[1], r[3]))
+    assert board == ["**🧩 Challenges board · this server**"] + [
+        f"{i}. {name} — {pts} pts · {solved} solved" for i, (name, pts, solved, _) in enumerate(ranked, 1)]
+    assert (await desk.board("discord", "g9", "server")).plain() == (
+        "**🧩 Challenges board · this server**\nNo solves yet. Be the first: /challenge")
+    mine = await desk.mine(who(2))
+    totals: dict[str, int] = {}
+    for c in BANK.challenges:
+        totals[c.topic] = totals.get(c.topic, 0) + 1
+    assert mine.ephemeral and mine.plain().splitlines() == [
+        "**🧩 Your challenges**", f"Solved 1 of {len(BANK.challenges)}."] + [
+        f"{TOPICS[t]}: {1 if t == topic else 0}/{n}" for t, n in sorted(totals.items())]
