@@ -9,8 +9,8 @@ from sqlalchemy import func, select
 
 from bot.core.model.actions import Action, Verb
 from bot.core.model.identity import Where, Who
-from bot.core.play.posts import order_of
-from bot.storage.models import Answer, Post
+from bot.storage.models import Answer
+from tests.test_mutants_answers import channel_post
 
 WHERE = Where("discord", "g1", "c1", "general")
 
@@ -19,19 +19,10 @@ def who(n: int) -> Who:
     return Who("discord", "g1", f"u{n}", f"User {n}")
 
 
-async def _post(drill, publisher, kind="daily"):
-    posted = await drill.ask(WHERE, publisher, kind=kind)
-    async with drill.db.read() as s:
-        post = await s.get(Post, posted.post_id)
-        order = order_of(post)
-        question = drill.library[post.question_id]
-    right = order.index(question.answer_index)
-    wrong = (right + 1) % len(order)
-    return posted, question, right, wrong
 
 
 async def test_first_answer_counts_and_second_says_already_answered(drill, publisher):
-    posted, question, right, wrong = await _post(drill, publisher)
+    posted, question, _order, right, wrong = await channel_post(drill, publisher)
     first = await drill.handle_action(who(1), Action(Verb.PICK, posted.post_id, right).encode())
     assert first.recorded and first.reply.title == "✅ Correct!"
     assert f"+{10 * question.difficulty} points" in first.reply.plain()
@@ -46,7 +37,7 @@ async def test_first_answer_counts_and_second_says_already_answered(drill, publi
 
 
 async def test_wrong_answer_scores_nothing_and_explanation_waits_for_reveal(drill, publisher):
-    posted, question, right, wrong = await _post(drill, publisher)
+    posted, question, _order, right, wrong = await channel_post(drill, publisher)
     out = await drill.handle_action(who(2), Action(Verb.PICK, posted.post_id, wrong).encode())
     assert out.reply.title == "❌ Not quite"
     assert question.explanation not in out.reply.plain()
@@ -54,7 +45,7 @@ async def test_wrong_answer_scores_nothing_and_explanation_waits_for_reveal(dril
 
 
 async def test_answer_after_close_is_refused(drill, publisher, clock):
-    posted, question, right, wrong = await _post(drill, publisher)
+    posted, question, _order, right, wrong = await channel_post(drill, publisher)
     clock.advance(hours=13)
     out = await drill.handle_action(who(3), Action(Verb.PICK, posted.post_id, right).encode())
     assert not out.recorded and "closed" in out.reply.plain()
@@ -66,13 +57,13 @@ async def test_bad_and_stale_buttons_get_clear_messages(drill, publisher):
     assert "not one of mine" in (await drill.handle_action(who(1), "garbage")).reply.plain()
     out = await drill.handle_action(who(1), Action(Verb.PICK, 999, 0).encode())
     assert "no longer exists" in out.reply.plain()
-    posted, *_ = await _post(drill, publisher)
+    posted, *_ = await channel_post(drill, publisher)
     out = await drill.handle_action(who(1), Action(Verb.PICK, posted.post_id, 9).encode())
     assert "does not match" in out.reply.plain() and not out.recorded
 
 
 async def test_removed_question_is_reported_not_crashing(drill, publisher, library):
-    posted, question, right, _ = await _post(drill, publisher)
+    posted, question, _order, right, _ = await channel_post(drill, publisher)
     library.banks[0].questions.remove(question)
     library._reindex()
     out = await drill.handle_action(who(1), Action(Verb.PICK, posted.post_id, right).encode())
@@ -80,7 +71,7 @@ async def test_removed_question_is_reported_not_crashing(drill, publisher, libra
 
 
 async def test_200_concurrent_answers_from_100_members_record_exactly_100(drill, publisher):
-    posted, question, right, wrong = await _post(drill, publisher)
+    posted, question, _order, right, wrong = await channel_post(drill, publisher)
     # even members answer right, odd wrong; each clicks twice (second click with the other choice)
     clicks = []
     for n in range(100):
@@ -112,7 +103,7 @@ async def test_speed_bonus_only_when_channel_enables_it(drill, publisher, clock)
 
     async with drill.db.write() as s:
         (await channel_row(s, WHERE)).speed_bonus = True
-    posted, question, right, _ = await _post(drill, publisher)
+    posted, question, _order, right, _ = await channel_post(drill, publisher)
     clock.advance(timedelta(hours=3).total_seconds())  # a quarter of the 12 h window gone
     out = await drill.handle_action(who(1), Action(Verb.PICK, posted.post_id, right).encode())
     async with drill.db.read() as s:
