@@ -51,7 +51,7 @@ async def test_next_and_stop_walk_the_quiz_privately_and_sum_it_up(drill) -> Non
     second = (await drill.handle_action(who(1), click(Verb.NEXT, out.post_id))).reply
     assert second.ephemeral and second.title.startswith("Quiz 2/3 · ")
     twice = (await drill.handle_action(who(1), click(Verb.NEXT, out.post_id))).reply  # a double click
-    assert twice.title == second.title and twice.buttons == second.buttons
+    assert twice.ephemeral and twice.title == second.title and twice.buttons == second.buttons
     wrong = await pick(drill, who(1), second, False)
     stopped = await drill.handle_action(who(1), click(Verb.STOP, wrong.post_id))
     assert stopped.reply.plain() == "**Quiz finished:** 1/2 correct (2 of 3 answered)."
