@@ -23,17 +23,19 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
 
 # Not part of `make test` (see README, Development). `make mutate`: the score of bot/core and
-# runner/ from a seeded random sample of mutants sized for a 95% margin of MUTATE_MARGIN points
-# per area (under an hour on 2 cores). `make mutate-all`: every mutant (hours). A subset by
+# runner/ from a seeded random sample of mutants sized for a 95% margin of MUTATE_CORE_MARGIN
+# and MUTATE_RUNNER_MARGIN points. `make mutate-all`: every mutant (hours). A subset by
 # mutant-name globs: make mutate-all MUTANTS='bot.core.progress.scoring.*'
 MUTANTS ?=
 MUTATE_CHILDREN ?= 2
-MUTATE_MARGIN ?= 3
+MUTATE_CORE_MARGIN ?= 3
+MUTATE_RUNNER_MARGIN ?= 6
 MUTATE_SEED ?= 2026
 MUTMUT := $(BIN)/pip install --quiet "mutmut==3.8.1"
 mutate: $(STAMP)
 	$(MUTMUT)
-	$(BIN)/python tools/mutate_sample.py --children $(MUTATE_CHILDREN) --margin $(MUTATE_MARGIN) --seed $(MUTATE_SEED)
+	$(BIN)/python tools/mutate_sample.py --children $(MUTATE_CHILDREN) --seed $(MUTATE_SEED) \
+		--core-margin $(MUTATE_CORE_MARGIN) --runner-margin $(MUTATE_RUNNER_MARGIN)
 
 mutate-all: $(STAMP)
 	$(MUTMUT)

@@ -3,13 +3,14 @@
 Every mutant takes hours on the 2-core machine (README, Development): a mutant that survives
 costs all the tests that reach its function, and many functions are reached by hundreds of
 tests. The score of a uniform random sample of mutants is an unbiased estimate of the whole
-tree's score, and its error is known: the sample per area (core, runner) is sized so that the
-95% margin is at most ``--margin`` points whatever the score (worst case p = 0.5, with the
-finite-population correction), and the report prints the interval that the results give.
+tree's score, and its error is known: each area's sample is sized so that its 95% margin is
+at most the points asked whatever the score (worst case p = 0.5, with the finite-population
+correction), and the report prints the interval that the results give. The runner's margin is
+wider by default: its mutants cost ten times the core's (their tests start real sandboxes).
 The seed is fixed so two runs on the same commit try the same mutants; `make mutate-all` runs
 every mutant.
 
-    python tools/mutate_sample.py [--margin 3] [--seed 2026] [--children 2]
+    python tools/mutate_sample.py [--core-margin 3] [--runner-margin 6] [--seed 2026] [--children 2]
 """
 
 from __future__ import annotations
@@ -57,10 +58,11 @@ def generate() -> list[str]:
     return sorted(names)
 
 
-def choose(names: list[str], margin: float, seed: int) -> list[str]:
+def choose(names: list[str], margins: dict[str, float], seed: int) -> list[str]:
+    """A uniform sample of each area's mutants; ``margins`` maps the area to its 95% margin."""
     rng = random.Random(seed)
     chosen: list[str] = []
-    for area in ("bot.core", "runner"):
+    for area, margin in margins.items():
         population = sorted(n for n in names if area_of(n) == area)
         size = sample_size(len(population), margin)
         chosen.extend(rng.sample(population, size))
@@ -70,17 +72,19 @@ def choose(names: list[str], margin: float, seed: int) -> list[str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--margin", type=float, default=3.0, help="95%% margin per area, in points")
+    p.add_argument("--core-margin", type=float, default=3.0, help="95%% margin of bot/core, in points")
+    p.add_argument("--runner-margin", type=float, default=6.0, help="95%% margin of runner/, in points")
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--children", type=int, default=2)
     args = p.parse_args()
-    if not 0 < args.margin < 50:
-        p.error("--margin is in points, between 0 and 50")
+    margins = {"bot.core": args.core_margin / 100, "runner": args.runner_margin / 100}
+    if not all(0 < m < 0.5 for m in margins.values()):
+        p.error("margins are in points, between 0 and 50")
     names = generate()
     if not names:
         print("mutmut wrote no mutants: check [tool.mutmut] in pyproject.toml", file=sys.stderr)
         return 1
-    chosen = choose(names, args.margin / 100, args.seed)
+    chosen = choose(names, margins, args.seed)
     SAMPLE_FILE.write_text("\n".join(chosen) + "\n")
     mutmut = str(Path(sys.executable).with_name("mutmut"))
     subprocess.run([mutmut, "run", "--max-children", str(args.children), *chosen], check=False)
