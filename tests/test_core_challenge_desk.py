@@ -1,0 +1,620 @@
+"""/challenge in the core as members read it (issue 21: mutation survivors of
+bot/core/play/challenge_desk.py and bot/core/content/challenges.py): the problem and verdict
+texts, filters, hints, refusals, the judging job the runner is asked for, the verdict posted in
+the thread, points once, the board and a member's tally; the bank's own checks.
+
+Submissions go to the recording stand-in runner of tests/test_mutants_runs.py; the judge's
+result line is built in this process from our own reference and known-wrong solutions with
+runner.judge_harness (no fork, no sandbox: tests/test_challenge_flow.py and
+tests/test_judge_sandbox.py run the real thing)."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import base64
+import json
+import logging
+import random
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from sqlalchemy import select
+
+from bot.core.content.bank import Problem
+from bot.core.content.challenges import (
+    CHALLENGE_DIR,
+    Challenge,
+    ChallengeBank,
+    check_challenges,
+    load_challenge,
+    load_challenges,
+)
+from bot.core.model.clock import FakeClock
+from bot.core.model.identity import Where, Who
+from bot.core.model.messages import CodeBlock, TextBlock
+from bot.core.play import challenge_desk as desk_module
+from bot.core.play.challenge_desk import ChallengeDesk, challenge_message, verdict_message
+from bot.storage.db import Database
+from bot.storage.models import ChallengeProgress, Workspace
+from runner import judge_harness
+from runner.jobs import Device, JobRequest, JobResult, JobState
+from runner.judge import (
+    MARK,
+    JudgeSpec,
+    Record,
+    Verdict,
+    build_program,
+    frame_of,
+    reference_locally,
+    verdict_of,
+)
+from tests.test_challenge_boards import BANK
+from tests.test_core_leaderboard_groups import C1, who
+from tests.test_mutants_runs import Channel, Runner
+
+ONE_HOT = BANK.get("one-hot")  # tensors, ★, 2 hints, 5 tests, no limits of its own
+SOFTMAX = BANK.get("stable-softmax")  # tensors, ★, time_limit_s 10, memory_mb 1024
+ATTENTION = BANK.get("causal-attention")  # nn-modules, ★★★, 3 hints, forbids sdpa
+LAST_TOKEN = BANK.get("last-token")  # tensors, ★★
+PAIRWISE = BANK.get("pairwise-distances")  # tensors, ★★
+HUBER = BANK.get("huber-loss")  # losses, ★
+ZERO_GRAD = BANK.get("fix-zero-grad")  # debugging, ★, 1 hint
+HOW = "`/submit` to submit your solution; `/challenge hint` for a hint"
+NONE_OPEN = "You have no open challenge. Start one with /challenge."
+
+
+class JudgeRunner(Runner):
+    """The recording runner, with the wall limit a judging job is sized against."""
+
+    def __init__(self, position: int = 0, refuse: str | None = None, timeout_s: float | None = 20.0) -> None:
+        super().__init__(position, refuse)
+        self.settings = None if timeout_s is None else SimpleNamespace(timeout_s=timeout_s)  # type: ignore[assignment]
+
+
+def judged(challenge: Challenge, code: str, *, output: str = "", finished: bool = True,
+           elapsed: float = 0.25) -> str:
+    """The job's stdout as the harness prints it, for our own (trusted) code, computed here."""
+    data = judge_harness.reference_records(challenge.spec.payload(code))
+    return MARK + json.dumps({"finished": finished, "elapsed_s": elapsed,
+                              "records": base64.b64encode(data).decode(), "records_over_cap": False,
+                              "output": output, "output_cut": False}) + "\n"
+
+
+@pytest.fixture
+def references(monkeypatch: pytest.MonkeyPatch) -> list[JudgeSpec]:
+    """reference_records in this process (the real one starts a Python of its own); the calls."""
+    calls: list[JudgeSpec] = []
+
+    async def in_process(spec: JudgeSpec, reference: str) -> list[Record]:
+        calls.append(spec)
+        await asyncio.sleep(0)  # let a concurrent caller in while this one computes
+        return reference_locally(spec, reference)
+
+    monkeypatch.setattr(desk_module, "reference_records", in_process)
+    return calls
+
+
+@pytest.fixture
+def desk(drill) -> ChallengeDesk:
+    return ChallengeDesk(drill.db, drill.clock, BANK, rng=random.Random(5))
+
+
+async def rows(db: Database) -> list[tuple]:
+    async with db.read() as session:
+        found = await session.scalars(select(ChallengeProgress).order_by(ChallengeProgress.member_id, ChallengeProgress.challenge_id))
+        return [(r.challenge_id, r.topic, r.hints_shown, r.attempts, r.points, r.solved_at is not None)
+                for r in found]
+
+
+# ---- the problem and the verdict, word for word ------------------------------------------------
+
+def test_the_problem_as_members_read_it() -> None:
+    msg = challenge_message(ONE_HOT, HOW)
+    assert (msg.title, msg.ephemeral) == ("🧩 One-hot encoding · ★☆☆ · Tensors", True)
+    assert msg.blocks == [TextBlock(ONE_HOT.statement.strip()), CodeBlock(ONE_HOT.stub.rstrip(), "python")]
+    assert msg.footer == ("10 points for a first solve · 2 hint(s) · "
+                          "`/submit` to submit your solution; `/challenge hint` for a hint")
+    hard = challenge_message(ATTENTION, "submit")
+    assert hard.title == "🧩 Multi-head causal self-attention · ★★★ · nn.Module and layers"
+    assert hard.footer == "30 points for a first solve · 3 hint(s) · submit"
+
+
+def test_a_first_solve_a_resolve_and_what_the_code_printed() -> None:
+    solved = Verdict(5, 5, None, output="  hello\n", elapsed_s=0.123, peak_memory_mb=35.6)
+    first = verdict_message(ONE_HOT, solved, 10)
+    assert (first.title, first.ephemeral) == ("✅ Solved: One-hot encoding", False)
+    assert [getattr(b, "text", None) for b in first.blocks[:-1]] == [
+        "Passed 5/5 tests.", "0.12 s · peak RAM 36 MB · device: cpu", "🏅 +10 points (first solve)",
+        f"**Why it works:** {ONE_HOT.explanation.strip()}", "Your code printed:"]
+    assert first.blocks[-1] == CodeBlock("  hello", "text")
+    again = verdict_message(ONE_HOT, Verdict(5, 5, None, elapsed_s=1.0), 0).plain()
+    assert again == ("**✅ Solved: One-hot encoding**\nPassed 5/5 tests.\n1.00 s · device: cpu\n"
+                     "Solved before: resubmissions earn no extra points.\n"
+                     f"**Why it works:** {ONE_HOT.explanation.strip()}")
+    unscored = verdict_message(ONE_HOT, Verdict(5, 5, None, output="\n \n"), None).plain()
+    assert unscored == ("**✅ Solved: One-hot encoding**\nPassed 5/5 tests.\ndevice: cpu\n"
+                        f"**Why it works:** {ONE_HOT.explanation.strip()}")
+    long = verdict_message(ONE_HOT, Verdict(5, 5, None, output="x" * 900), 10)
+    assert long.blocks[-1] == CodeBlock("x" * 786 + "\n… (truncated)", "text")
+    exact = verdict_message(ONE_HOT, Verdict(5, 5, None, output="y" * 800), 10)
+    assert exact.blocks[-1] == CodeBlock("y" * 800, "text")
+
+
+def test_a_failure_names_the_test_and_explains_a_well_known_error() -> None:
+    from runner.explain import explain
+
+    failure = ("test 'basic' (inputs 5×3, 4×3): RuntimeError: mat1 and mat2 shapes cannot be "
+               "multiplied (5x3 and 4x3)")
+    known = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (5x3 and 4x3)")
+    assert known is not None
+    msg = verdict_message(PAIRWISE, Verdict(1, 6, failure, elapsed_s=0.02, peak_memory_mb=12.0,
+                                            device="cuda:0 (NVIDIA H200)"), None)
+    assert msg.plain() == (
+        "**❌ 1/6 tests passed: Pairwise distances without loops**\n"
+        f"First failure: {failure}\n"
+        "0.02 s · peak RAM 12 MB · device: cuda:0 (NVIDIA H200)\n"
+        f"💡 **Matrix shapes cannot be multiplied** — {known.explanation}")
+    quiet = verdict_message(ONE_HOT, Verdict(0, 5, "no verdict: killed: wall-time limit 20 s"), 0).plain()
+    assert quiet == ("**❌ 0/5 tests passed: One-hot encoding**\n"
+                     "First failure: no verdict: killed: wall-time limit 20 s\ndevice: cpu")
+    nothing = verdict_message(ONE_HOT, Verdict(0, 0, None, output="oops"), None).plain()
+    assert nothing == "**❌ 0/0 tests passed: One-hot encoding**\ndevice: cpu\nYour code printed:\n```text\noops\n```"
+
+
+@pytest.mark.parametrize(("failure", "asked"), [
+    ("test 'basic' (inputs 5×3): RuntimeError: boom", "RuntimeError: boom"),
+    ("test 'a: b' (inputs 2): ValueError: bad", "ValueError: bad"),
+    ("output (r.out): TypeError: x", "TypeError: x"),
+    ("no verdict: killed", "no verdict: killed"),
+])
+def test_the_error_looked_up_is_the_one_after_the_test_name(monkeypatch: pytest.MonkeyPatch,
+                                                            failure: str, asked: str) -> None:
+    import runner.explain
+
+    seen: list[str] = []
+
+    def explain(error: str) -> SimpleNamespace:
+        seen.append(error)
+        return SimpleNamespace(title="Known", explanation="Why.")
+
+    monkeypatch.setattr(runner.explain, "explain", explain)
+    msg = verdict_message(ONE_HOT, Verdict(0, 5, failure), None)
+    assert seen == [asked]
+    assert msg.plain().splitlines()[-1] == "💡 **Known** — Why."
+
+
+def test_a_catalogue_that_fails_or_is_missing_never_loses_the_verdict(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import runner.explain
+
+    def broken(error: str) -> None:
+        raise KeyError(error)
+
+    expected = "**❌ 2/5 tests passed: One-hot encoding**\nFirst failure: test 'x': ValueError: v\ndevice: cpu"
+    monkeypatch.setattr(runner.explain, "explain", broken)
+    with caplog.at_level(logging.ERROR, logger=desk_module.log.name):
+        assert verdict_message(ONE_HOT, Verdict(2, 5, "test 'x': ValueError: v"), None).plain() == expected
+    assert [r.getMessage() for r in caplog.records] == ["explain() failed on a challenge verdict"]
+    monkeypatch.setattr(runner.explain, "explain", lambda error: None)
+    assert verdict_message(ONE_HOT, Verdict(2, 5, "test 'x': ValueError: v"), None).plain() == expected
+    monkeypatch.setitem(sys.modules, "runner.explain", None)  # the runner's extras not installed
+    assert verdict_message(ONE_HOT, Verdict(2, 5, "test 'x': ValueError: v"), None).plain() == expected
+
+
+# ---- opening, the current problem, hints ------------------------------------------------------
+
+async def test_the_bank_is_loaded_once_on_first_use(db: Database, clock: FakeClock) -> None:
+    desk = ChallengeDesk(db, clock)
+    bank = desk.bank
+    assert desk.bank is bank
+    assert [c.id for c in bank.challenges] == [c.id for c in BANK.challenges]
+
+
+async def test_filters_pick_unsolved_problems_of_this_member_with_the_desks_rng(drill) -> None:
+    desk = ChallengeDesk(drill.db, drill.clock, BANK, rng=random.Random(5))
+    mirror = random.Random(5)  # the same draws as the desk's
+    tensors2 = [LAST_TOKEN, PAIRWISE]
+    assert [c for c in BANK.challenges if c.topic == "tensors" and c.difficulty == 2] == tensors2
+    await desk.open(who(2), "tensors", 2, HOW)  # another member opens ...
+    await desk.record(who(2), PAIRWISE, solved=True)  # ... and solves: not this member's solve
+    await desk.open_id(who(1), PAIRWISE.id, HOW)  # opened, not solved: still fresh
+    mirror.choice(tensors2)
+    expected = mirror.choice(tensors2)
+    assert expected is PAIRWISE  # (the draw that tells a filtered pool from the whole one)
+    opened = await desk.open(who(1), "tensors", 2, HOW)
+    assert (opened.title, opened.plain()) == (challenge_message(PAIRWISE, HOW).title,
+                                              challenge_message(PAIRWISE, HOW).plain())
+    assert await desk.current(who(1)) is PAIRWISE
+    await desk.record(who(1), PAIRWISE, solved=True)
+    assert await desk.open(who(1), "tensors", 2, HOW) == challenge_message(LAST_TOKEN, HOW)  # unsolved
+    mirror.choice([LAST_TOKEN])
+    await desk.record(who(1), LAST_TOKEN, solved=True)
+    expected = mirror.choice(tensors2)  # all solved: the whole pool again
+    assert await desk.open(who(1), "tensors", 2, HOW) == challenge_message(expected, HOW)
+    hard = [c for c in BANK.challenges if c.difficulty == 3]
+    assert await desk.open(who(3), None, 3, HOW) == challenge_message(mirror.choice(hard), HOW)
+    losses = [c for c in BANK.challenges if c.topic == "losses"]
+    assert await desk.open(who(3), "losses", None, HOW) == challenge_message(mirror.choice(losses), HOW)
+    everything = BANK.challenges
+    assert await desk.open(who(4), None, None, HOW) == challenge_message(mirror.choice(everything), HOW)
+
+
+async def test_filters_that_match_nothing_say_which(drill) -> None:
+    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    topic = await desk.open(who(1), "no-such-topic", None, HOW)
+    assert (topic.plain(), topic.ephemeral) == ("No challenge matches topic no-such-topic.", True)
+    empty = ChallengeDesk(drill.db, drill.clock, ChallengeBank([], []))
+    assert (await empty.open(who(1), None, None, HOW)).plain() == "No challenge matches this filter."
+    unknown = await desk.open_id(who(1), "nope", HOW)
+    assert (unknown.plain(), unknown.ephemeral) == ("No challenge matches id nope.", True)
+    assert await desk.current(who(1)) is None
+    assert await rows(drill.db) == []
+
+
+async def test_the_last_opened_is_current_and_reopening_keeps_its_hints(drill, desk) -> None:
+    assert await desk.open_id(who(1), ONE_HOT.id, HOW) == challenge_message(ONE_HOT, HOW)
+    first = await desk.hint(who(1), "/challenge")
+    assert (first.title, first.ephemeral, first.footer) == ("💡 Hint 1/2: One-hot encoding", True, None)
+    assert [b.text for b in first.blocks] == [f"1. {ONE_HOT.hints[0]}"]
+    drill.clock.advance(60)
+    await desk.open_id(who(1), SOFTMAX.id, HOW)
+    assert await desk.current(who(1)) is SOFTMAX
+    assert (await desk.hint(who(1), "/challenge")).title == "💡 Hint 1/2: Numerically stable softmax"
+    drill.clock.advance(60)
+    await desk.open_id(who(1), ONE_HOT.id, HOW)  # back to the first: its hint count stays
+    assert await desk.current(who(1)) is ONE_HOT
+    second = await desk.hint(who(1), "/challenge")
+    assert (second.title, second.footer) == ("💡 Hint 2/2: One-hot encoding", "That was the last hint.")
+    assert [b.text for b in second.blocks] == [f"1. {ONE_HOT.hints[0]}", f"2. {ONE_HOT.hints[1]}"]
+    assert await rows(drill.db) == [("one-hot", "tensors", 2, 0, 0, False),
+                                    ("stable-softmax", "tensors", 1, 0, 0, False)]
+    assert await desk.current(who(2)) is None
+    await desk.open_id(who(2), ZERO_GRAD.id, HOW)
+    only = await desk.hint(who(2), "/challenge")
+    assert (only.title, only.footer) == ("💡 Hint 1/1: Fix the bug: gradients pile up", "That was the last hint.")
+
+
+async def test_a_current_problem_gone_from_the_bank_is_no_open_problem(drill, desk) -> None:
+    await desk.open_id(who(1), ONE_HOT.id, HOW)
+    smaller = ChallengeDesk(drill.db, drill.clock, ChallengeBank([SOFTMAX], []))
+    assert await smaller.current(who(1)) is None
+    gone = await smaller.hint(who(1), "`/play challenge`")
+    assert (gone.plain(), gone.ephemeral) == ("You have no open challenge. Start one with `/play challenge`.", True)
+
+
+# ---- submitting ------------------------------------------------------------------------------
+
+async def test_refusals_say_why_and_queue_nothing(drill, desk, references) -> None:
+    runner = JudgeRunner()
+    empty = await desk.submit(runner, who(1), C1, "  \n\t\n")  # type: ignore[arg-type]
+    assert (empty.plain(), empty.ephemeral) == (
+        "There is no code to judge. Paste your solution (the stub filled in).", True)
+    too_long = await desk.submit(runner, who(1), C1, "x" * 3001)  # type: ignore[arg-type]
+    assert (too_long.plain(), too_long.ephemeral) == (
+        "Your solution is 3,001 characters; submissions take at most 3,000. "
+        "Trim comments or helper code and submit again.", True)
+    assert desk.precheck("x" * 3000) is None
+    assert (await desk.submit(runner, who(1), C1, "x" * 3000)).plain() == NONE_OPEN  # type: ignore[arg-type]
+    fenced = "Here it is:\n```python\n" + "x = 1\n" + "```\n" + "#" * 3000
+    custom = await desk.submit(runner, who(1), C1, fenced, open_how="/play challenge")  # type: ignore[arg-type]
+    assert (custom.plain(), custom.ephemeral) == ("You have no open challenge. Start one with /play challenge.", True)
+    await desk.open_id(who(1), ATTENTION.id, HOW)
+    code = ("import torch.nn.functional as F\n"
+            "def causal_mha(x, w_qkv, w_out, n_heads):\n"
+            "    return F.scaled_dot_product_attention(x, x, x, is_causal=True)\n")
+    forbidden = await desk.submit(runner, who(1), C1, code)  # type: ignore[arg-type]
+    assert (forbidden.plain(), forbidden.ephemeral) == (
+        "This challenge asks you to write it yourself: "
+        "torch.nn.functional.scaled_dot_product_attention is not allowed here.", True)
+    assert runner.requests == [] and references == []
+    busy = JudgeRunner(refuse="you already have 2 jobs waiting")
+    await desk.open_id(who(1), ONE_HOT.id, HOW)
+    refused = await desk.submit(busy, who(1), C1, ONE_HOT.reference)  # type: ignore[arg-type]
+    assert (refused.plain(), refused.ephemeral) == ("you already have 2 jobs waiting", True)
+
+
+async def test_a_submission_is_queued_as_a_judging_job_with_where_to_answer(drill, desk, references) -> None:
+    runner = JudgeRunner(position=0)
+    await desk.open_id(who(1), ONE_HOT.id, HOW)
+    fenced = f"My go:\n```python\n{ONE_HOT.reference}```"
+    ack = await desk.submit(runner, who(1), C1, fenced, thread_of="m7")  # type: ignore[arg-type]
+    assert (ack.plain(), ack.ephemeral) == (
+        "⏳ Judging your solution to **One-hot encoding** (judging now); the verdict will appear here.", False)
+    code = ONE_HOT.reference.strip("\n")
+    assert runner.requests == [JobRequest(
+        build_program(ONE_HOT.spec, code, deadline_s=17.0), "discord:g1:u1",
+        {"platform": "discord", "workspace": "g1", "channel_id": "c1", "user_id": "u1",
+         "display_name": "Player 1", "kind": "challenge", "challenge": "one-hot", "thread_of": "m7"},
+        Device.CPU, limits={})]
+    assert references == [ONE_HOT.spec]  # the reference's values, before the job runs
+    runner.position = 1
+    queued = await desk.submit(runner, who(1), C1, code)  # type: ignore[arg-type]
+    assert queued.plain() == ("⏳ Judging your solution to **One-hot encoding** (position 1 in the queue); "
+                              "the verdict will appear here.")
+    assert "thread_of" not in runner.requests[-1].reply_to
+    assert references == [ONE_HOT.spec]  # computed once
+
+
+@pytest.mark.parametrize(("challenge", "timeout_s", "deadline", "limits"), [
+    (ONE_HOT, None, 15.0, {}),
+    (ONE_HOT, 20.0, 17.0, {}),
+    (ONE_HOT, 4.5, 1.5, {}),
+    (ONE_HOT, 3.0, 1.0, {}),
+    (SOFTMAX, 20.0, 7.0, {"timeout_s": 10.0, "memory_mb": 1024.0}),
+    (SOFTMAX, 8.0, 5.0, {"timeout_s": 10.0, "memory_mb": 1024.0}),
+], ids=["no-settings", "runner-20", "runner-4.5", "runner-3", "own-10", "runner-8-own-10"])
+async def test_the_judge_reports_before_the_jobs_wall_limit(drill, desk, references, challenge: Challenge,
+                                                            timeout_s: float | None, deadline: float,
+                                                            limits: dict[str, float]) -> None:
+    runner = JudgeRunner(timeout_s=timeout_s)
+    await desk.open_id(who(1), challenge.id, HOW)
+    await desk.submit(runner, who(1), C1, challenge.reference)  # type: ignore[arg-type]
+    [request] = runner.requests
+    assert request.code == build_program(challenge.spec, challenge.reference.strip("\n"), deadline_s=deadline)
+    assert (request.limits, request.device) == (limits, Device.CPU)
+
+
+async def test_the_references_values_are_computed_once_per_problem(desk, references) -> None:
+    one, same, other = await asyncio.gather(desk.expected(ONE_HOT), desk.expected(ONE_HOT), desk.expected(SOFTMAX))
+    assert references == [ONE_HOT.spec, SOFTMAX.spec]
+    assert one is same and len(one) == 5 and [r.name for r in one] == [
+        "basic", "2-d labels", "empty", "more classes than used", "scalar label"]
+    assert [r.name for r in other] == [r.name for r in reference_locally(SOFTMAX.spec, SOFTMAX.reference)]
+    assert await desk.expected(ONE_HOT) is one and len(references) == 2
+
+
+# ---- the verdict in the thread ----------------------------------------------------------------
+
+async def _submitted(desk: ChallengeDesk, member: Who, challenge: Challenge, thread_of: str | None) -> JobRequest:
+    runner = JudgeRunner()
+    await desk.open_id(member, challenge.id, HOW)
+    await desk.submit(runner, member, C1, challenge.reference, thread_of=thread_of)  # type: ignore[arg-type]
+    return runner.requests[0]
+
+
+async def test_verdicts_land_in_the_thread_and_a_first_solve_scores_once(drill, desk, references) -> None:
+    channel = Channel()
+    request = await _submitted(desk, who(1), ONE_HOT, "m7")
+    right = JobResult("j1", request, JobState.DONE, stdout=judged(ONE_HOT, ONE_HOT.reference, output="hi\n"),
+                      peak_rss_mb=40.2)
+    await desk.deliver(right, channel)  # type: ignore[arg-type]
+    [(where, msg, thread)] = channel.posts
+    assert (where, thread, msg.mention) == (Where("discord", "g1", "c1"), "m7", "u1")
+    assert msg.plain() == (
+        "**✅ Solved: One-hot encoding**\nPassed 5/5 tests.\n0.25 s · peak RAM 40 MB · device: cpu\n"
+        f"🏅 +10 points (first solve)\n**Why it works:** {ONE_HOT.explanation.strip()}\n"
+        "Your code printed:\n```text\nhi\n```")
+    await desk.deliver(right, channel)  # type: ignore[arg-type]
+    assert "Solved before: resubmissions earn no extra points." in channel.posts[-1][1].plain().splitlines()
+    assert "🏅" not in channel.posts[-1][1].plain()
+    wrong_request = await _submitted(desk, who(2), ONE_HOT, None)
+    zeros = "import torch\n\ndef one_hot(labels, num_classes):\n    return torch.zeros(*labels.shape, num_classes, dtype=torch.long)\n"
+    stdout = judged(ONE_HOT, zeros)
+    wrong = JobResult("j2", wrong_request, JobState.DONE, stdout=stdout)
+    expected = verdict_of(reference_locally(ONE_HOT.spec, ONE_HOT.reference), frame_of(stdout), ONE_HOT.spec)
+    assert 0 < expected.passed < 5 and expected.failure  # (all zeros pass the empty test only)
+    await desk.deliver(wrong, channel)  # type: ignore[arg-type]
+    where, msg, thread = channel.posts[-1]
+    assert (thread, msg.mention, msg.title) == (
+        None, "u2", f"❌ {expected.passed}/5 tests passed: One-hot encoding")
+    assert msg.plain().splitlines()[1:3] == [f"First failure: {expected.failure}", "0.25 s · device: cpu"]
+    assert (await desk.board("discord", "g1", "server")).plain() == (
+        "**🧩 Challenges board · this server**\n1. Player 1 — 10 pts · 1 solved")
+    assert await rows(drill.db) == [("one-hot", "tensors", 0, 2, 10, True), ("one-hot", "tensors", 0, 1, 0, False)]
+
+
+async def test_a_cut_output_is_judged_from_the_full_output(drill, desk, references) -> None:
+    request = await _submitted(desk, who(1), ONE_HOT, "m7")
+    line = judged(ONE_HOT, ONE_HOT.reference)
+    cut = JobResult("j1", request, JobState.DONE, stdout="x" * 50, output_truncated=True,
+                    full_output=line.encode())
+    judged_cut = await desk.verdict(cut)
+    assert judged_cut is not None and judged_cut[0] is ONE_HOT
+    assert (judged_cut[1].passed, judged_cut[1].total, judged_cut[1].failure) == (5, 5, None)
+    whole = JobResult("j2", request, JobState.DONE, stdout=line, output_truncated=False, full_output=b"junk")
+    assert (await desk.verdict(whole))[1].solved  # type: ignore[index]
+    lost = JobResult("j3", request, JobState.DONE, stdout=line, output_truncated=True, full_output=None)
+    assert (await desk.verdict(lost))[1].failure == (  # type: ignore[index]
+        "no verdict: the judge's result line is missing or was tampered with")
+
+
+async def test_a_sandbox_kill_is_the_verdict_with_the_device_and_memory(drill, desk, references) -> None:
+    channel = Channel()
+    request = await _submitted(desk, who(1), ONE_HOT, "m7")
+    killed = JobResult("j1", request, JobState.DONE, stdout="", device_used="cuda:0 (NVIDIA H200)",
+                       peak_rss_mb=512.4, error_message="killed: wall-time limit 20 s")
+    await desk.deliver(killed, channel)  # type: ignore[arg-type]
+    msg = channel.posts[-1][1]
+    assert msg.plain().splitlines()[:3] == [
+        "**❌ 0/5 tests passed: One-hot encoding**", "First failure: no verdict: killed: wall-time limit 20 s",
+        "peak RAM 512 MB · device: cuda:0 (NVIDIA H200)"]
+    assert await rows(drill.db) == [("one-hot", "tensors", 0, 1, 0, False)]
+
+
+async def test_a_problem_gone_from_the_bank_is_said_in_the_thread(drill, desk, references) -> None:
+    channel = Channel()
+    request = await _submitted(desk, who(1), ONE_HOT, "m7")
+    smaller = ChallengeDesk(drill.db, drill.clock, ChallengeBank([SOFTMAX], []))
+    result = JobResult("j1", request, JobState.DONE, stdout=judged(ONE_HOT, ONE_HOT.reference))
+    assert await smaller.verdict(result) is None
+    await smaller.deliver(result, channel)  # type: ignore[arg-type]
+    [(where, msg, thread)] = channel.posts
+    assert (where, thread, msg.plain(), msg.ephemeral) == (
+        Where("discord", "g1", "c1"), "m7", "That challenge is no longer in the bank.", True)
+    unnamed = JobRequest("print(1)", "discord:g1:u1", {"platform": "discord", "workspace": "g1",
+                                                       "channel_id": "c1", "user_id": "u1"})
+    await desk.deliver(JobResult("j2", unnamed, JobState.DONE, stdout=""), channel)  # type: ignore[arg-type]
+    assert (channel.posts[-1][2], channel.posts[-1][1].plain()) == (None, "That challenge is no longer in the bank.")
+    assert await rows(drill.db) == [("one-hot", "tensors", 0, 0, 0, False)]
+
+
+# ---- points, the board, a member's tally -----------------------------------------------------
+
+async def test_attempts_count_and_only_a_first_solve_scores(drill, desk) -> None:
+    await desk.open_id(who(1), ONE_HOT.id, HOW)
+    await desk.hint(who(1), "/challenge")
+    assert await desk.record(who(1), ONE_HOT, solved=False) == 0
+    assert await rows(drill.db) == [("one-hot", "tensors", 1, 1, 0, False)]
+    drill.clock.advance(60)
+    solved_at = drill.clock.now()
+    assert await desk.record(who(1), ONE_HOT, solved=True) == 10
+    drill.clock.advance(60)
+    assert await desk.record(who(1), ONE_HOT, solved=True) == 0
+    assert await desk.record(who(1), LAST_TOKEN, solved=True) == 20  # never opened: counted all the same
+    assert await desk.record(who(2), ATTENTION, solved=True) == 30
+    assert await rows(drill.db) == [("last-token", "tensors", 0, 1, 20, True), ("one-hot", "tensors", 1, 3, 10, True),
+                                    ("causal-attention", "nn-modules", 0, 1, 30, True)]
+    async with drill.db.read() as session:
+        first = await session.scalar(select(ChallengeProgress).where(ChallengeProgress.challenge_id == "one-hot"))
+        g1 = await session.scalar(select(Workspace.id).where(Workspace.external_id == "g1"))
+        assert first is not None and first.solved_at.replace(tzinfo=None) == solved_at.replace(tzinfo=None)
+        assert first.workspace_id == g1
+
+
+async def test_the_board_ranks_points_then_the_earlier_last_solve_ten_lines_this_workspace(drill, desk) -> None:
+    await desk.record(who(1), ONE_HOT, solved=True)  # Player 1: 10 ...
+    drill.clock.advance(60)
+    await desk.record(who(2), LAST_TOKEN, solved=True)  # Player 2: 20, last solve at +1 min
+    drill.clock.advance(60)
+    await desk.record(who(1), SOFTMAX, solved=True)  # ... Player 1: 20, last solve at +2 min
+    await desk.record(who(3), ATTENTION, solved=False)  # tried, never solved: not on the board
+    await desk.open_id(who(4), ONE_HOT.id, HOW)  # opened only: not on the board
+    await desk.record(Who("slack", "g1", "u1", "Sam"), ATTENTION, solved=True)  # same id, other platform
+    board = await desk.board("discord", "g1", "server")
+    assert (board.plain(), board.ephemeral) == ("**🧩 Challenges board · this server**\n"
+                                                "1. Player 2 — 20 pts · 1 solved\n"
+                                                "2. Player 1 — 20 pts · 2 solved", False)
+    assert (await desk.board("slack", "g1", "workspace")).plain() == (
+        "**🧩 Challenges board · this workspace**\n1. Sam — 30 pts · 1 solved")
+    for n in range(5, 15):
+        drill.clock.advance(60)
+        await desk.record(who(n), HUBER, solved=True)
+    lines = (await desk.board("discord", "g1", "server")).plain().splitlines()
+    assert lines[1:] == ["1. Player 2 — 20 pts · 1 solved", "2. Player 1 — 20 pts · 2 solved"] + [
+        f"{i}. Player {n} — 10 pts · 1 solved" for i, n in enumerate(range(5, 13), 3)]
+
+
+async def test_mine_counts_this_members_solves_per_topic_of_the_bank(drill) -> None:
+    desk = ChallengeDesk(drill.db, drill.clock, ChallengeBank([ONE_HOT, SOFTMAX, HUBER], []))
+    assert (await desk.mine(who(1))).plain() == (
+        "**🧩 Your challenges**\nSolved 0 of 3.\nLoss functions: 0/1\nTensors: 0/2")
+    await desk.record(who(1), ONE_HOT, solved=True)
+    await desk.record(who(1), HUBER, solved=False)
+    await desk.record(who(2), HUBER, solved=True)
+    await desk.record(who(2), SOFTMAX, solved=True)
+    mine = await desk.mine(who(1))
+    assert (mine.plain(), mine.ephemeral) == (
+        "**🧩 Your challenges**\nSolved 1 of 3.\nLoss functions: 0/1\nTensors: 1/2", True)
+    assert await desk.solved_by_topic(who(2)) == {"losses": 1, "tensors": 1}
+    assert await desk.solved_by_topic(who(3)) == {}
+
+
+# ---- the bank's own checks -------------------------------------------------------------------
+
+def test_points_limits_and_the_judges_spec_come_from_the_file() -> None:
+    assert [ONE_HOT.points, LAST_TOKEN.points, ATTENTION.points] == [10, 20, 30]
+    assert ONE_HOT.job_limits == {}
+    assert SOFTMAX.job_limits == {"timeout_s": 10.0, "memory_mb": 1024.0}
+    assert all(type(v) is float for v in SOFTMAX.job_limits.values())
+    only_time = ONE_HOT.model_copy(update={"time_limit_s": 5})
+    assert only_time.job_limits == {"timeout_s": 5.0}
+    assert ATTENTION.forbid[0] == "torch.nn.functional.scaled_dot_product_attention"
+    assert ATTENTION.spec == JudgeSpec(tests=ATTENTION.tests, call="causal_mha", grad=True,
+                                       forbid=ATTENTION.forbid, atol=1e-4, rtol=1e-4)
+    warmup = BANK.get("warmup-cosine")
+    assert warmup is not None and (warmup.spec.atol, warmup.spec.rtol, warmup.spec.call) == (1e-7, 1e-5, "")
+
+
+def _syntax(source: str) -> str:
+    with pytest.raises(SyntaxError) as err:
+        ast.parse(source)
+    return f"line {err.value.lineno}: {err.value.msg}"
+
+
+def test_code_problems_name_what_the_schema_cannot_see() -> None:
+    def problems(**update: object) -> list[str]:
+        return ONE_HOT.model_copy(update=update).code_problems()
+
+    assert problems() == []
+    assert problems(tests="def other():\n    pass\n") == ["tests must define cases()"]
+    runs = "def cases():\n    yield 'a', ()\n\ndef run(sol):\n    return sol\n"
+    assert problems(tests=runs, call="") == []
+    assert problems(call="") == ["set call: (the function to test) or define run(sol, *args) in tests",
+                                 "stub does not define ", "reference does not define "]
+    assert problems(call="nope") == ["stub does not define nope", "reference does not define nope"]
+    nested = "def outer():\n    def one_hot(labels, num_classes):\n        return labels\n    return outer\n"
+    assert problems(reference=nested) == ["reference does not define one_hot"]
+    assert problems(stub="class one_hot:\n    pass\n") == []
+    bad = "def cases(:\n"
+    assert problems(tests=bad) == [f"tests does not parse: {_syntax(bad)}"]
+    assert problems(stub=bad) == [f"stub does not parse: {_syntax(bad)}"]
+    assert problems(wrong=(ONE_HOT.wrong[0], bad)) == [f"wrong[1] does not parse: {_syntax(bad)}"]
+    assert problems(wrong=(ONE_HOT.wrong[0], ONE_HOT.wrong[0])) == ["two wrong: solutions are the same"]
+    assert problems(reference="import torch\ndef one_hot(l, n):\n    return torch.nn.functional.one_hot(l, n)\n") == [
+        "the reference uses forbidden torch.nn.functional.one_hot"]
+
+
+def test_files_that_cannot_be_read_or_are_not_a_challenge(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.yaml"
+    assert load_challenge(missing) == (None, [
+        Problem(missing, 1, f"cannot read challenge: [Errno 2] No such file or directory: '{missing}'")])
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe")
+    challenge, [problem] = load_challenge(binary)
+    assert (challenge, problem.line, problem.message) == (
+        None, 1, "cannot read challenge: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte")
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("- a\n- b\n", encoding="utf-8")
+    challenge, [problem] = load_challenge(listed)
+    assert (challenge, problem.path, problem.line, problem.message) == (
+        None, listed, 1, "a challenge file must be a mapping")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("a: [\n", encoding="utf-8")
+    challenge, [problem] = load_challenge(broken)
+    assert challenge is None and problem.line == 1 and problem.message.startswith("cannot read challenge: ")
+
+
+def test_schema_errors_point_at_their_key_and_the_id_must_match_the_file(tmp_path: Path) -> None:
+    good = (CHALLENGE_DIR / "one-hot.yaml").read_text(encoding="utf-8")
+    lines = good.splitlines()
+    renamed = tmp_path / "other-name.yaml"
+    renamed.write_text(good, encoding="utf-8")
+    assert [p.message for p in load_challenge(renamed)[1]] == ["id 'one-hot' must match the file name"]
+    assert load_challenge(renamed)[0] is None
+    bad = tmp_path / "one-hot.yaml"
+    wrong_at = next(i for i, line in enumerate(lines, 1) if line.startswith("wrong:"))
+    text = good.replace("title: One-hot encoding\n", "").replace("wrong:\n", "wrong:\n  - 7\n")
+    bad.write_text(text + "colour: blue\n", encoding="utf-8")
+    challenge, problems = load_challenge(bad)
+    assert challenge is None
+    assert [(p.line, p.message) for p in problems] == [
+        (1, "title: Field required"),
+        (wrong_at - 1, "wrong.0: Input should be a valid string"),
+        (len(text.splitlines()) + 1, "colour: Extra inputs are not permitted")]
+    duplicate = tmp_path / "dup" / "one-hot.yaml"
+    duplicate.parent.mkdir()
+    duplicate.write_text(good.replace("wrong:\n", f"wrong:\n  - |\n{_indent(ONE_HOT.wrong[0])}"), encoding="utf-8")
+    assert [p.message for p in load_challenge(duplicate)[1]] == ["one-hot: two wrong: solutions are the same"]
+
+
+def _indent(code: str) -> str:
+    return "".join(f"    {line}\n" if line else "\n" for line in code.splitlines())
+
+
+def test_a_directory_loads_its_good_files_and_reports_the_others(tmp_path: Path) -> None:
+    assert check_challenges(tmp_path) == []  # no challenges/ folder: nothing to report
+    folder = tmp_path / "challenges"
+    folder.mkdir()
+    for name in ("one-hot", "huber-loss"):
+        (folder / f"{name}.yaml").write_text((CHALLENGE_DIR / f"{name}.yaml").read_text(encoding="utf-8"),
+                                             encoding="utf-8")
+    (folder / "a-list.yaml").write_text("- a\n", encoding="utf-8")
+    (folder / "notes.txt").write_text("not a challenge", encoding="utf-8")
+    bank = load_challenges(folder)
+    assert [c.id for c in bank.challenges] == ["huber-loss", "one-hot"]
+    assert [(p.path.name, p.message) for p in bank.problems] == [("a-list.yaml", "a challenge file must be a mapping")]
+    assert check_challenges(tmp_path) == bank.problems
+    assert bank.get("one-hot") == ONE_HOT and bank.get("nope") is None
