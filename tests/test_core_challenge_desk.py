@@ -21,6 +21,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
+from pydantic import ValidationError
 from sqlalchemy import select
 
 from bot.core.content.bank import Problem
@@ -35,6 +37,7 @@ from bot.core.content.challenges import (
 from bot.core.model.clock import FakeClock
 from bot.core.model.identity import Where, Who
 from bot.core.model.messages import CodeBlock, TextBlock
+from bot.core.model.topics import TOPICS
 from bot.core.play import challenge_desk as desk_module
 from bot.core.play.challenge_desk import ChallengeDesk, challenge_message, verdict_message
 from bot.storage.db import Database
@@ -169,6 +172,7 @@ def test_a_failure_names_the_test_and_explains_a_well_known_error() -> None:
     ("test 'a: b' (inputs 2): ValueError: bad", "ValueError: bad"),
     ("output (r.out): TypeError: x", "TypeError: x"),
     ("no verdict: killed", "no verdict: killed"),
+    ("test 'x': ValueError: v", "ValueError: v"),
 ])
 def test_the_error_looked_up_is_the_one_after_the_test_name(monkeypatch: pytest.MonkeyPatch,
                                                             failure: str, asked: str) -> None:
@@ -410,7 +414,7 @@ async def test_a_cut_output_is_judged_from_the_full_output(drill, desk, referenc
     request = await _submitted(desk, who(1), ONE_HOT, "m7")
     line = judged(ONE_HOT, ONE_HOT.reference)
     cut = JobResult("j1", request, JobState.DONE, stdout="x" * 50, output_truncated=True,
-                    full_output=line.encode())
+                    full_output=b"\xff printed by the member\n" + line.encode())
     judged_cut = await desk.verdict(cut)
     assert judged_cut is not None and judged_cut[0] is ONE_HOT
     assert (judged_cut[1].passed, judged_cut[1].total, judged_cut[1].failure) == (5, 5, None)
@@ -526,6 +530,58 @@ def test_points_limits_and_the_judges_spec_come_from_the_file() -> None:
                                        forbid=ATTENTION.forbid, atol=1e-4, rtol=1e-4)
     warmup = BANK.get("warmup-cosine")
     assert warmup is not None and (warmup.spec.atol, warmup.spec.rtol, warmup.spec.call) == (1e-7, 1e-5, "")
+
+
+def _raw(**update: object) -> dict[str, object]:
+    raw = yaml.safe_load((CHALLENGE_DIR / "one-hot.yaml").read_text(encoding="utf-8"))
+    raw.update(update)
+    return raw
+
+
+@pytest.mark.parametrize(("field", "ok", "bad", "error"), [
+    ("id", "abc", "ab", "string_pattern_mismatch"),
+    ("id", "a" + "b" * 40, "a" + "b" * 41, "string_pattern_mismatch"),
+    ("id", "a-0", "-ab", "string_pattern_mismatch"),
+    ("id", "one-hot", "One-hot", "string_pattern_mismatch"),
+    ("title", "abc", "ab", "string_too_short"),
+    ("title", "x" * 80, "x" * 81, "string_too_long"),
+    ("difficulty", 1, 0, "greater_than_equal"),
+    ("difficulty", 3, 4, "less_than_equal"),
+    ("statement", "s" * 20, "s" * 19, "string_too_short"),
+    ("statement", "s" * 1500, "s" * 1501, "string_too_long"),
+    ("stub", "s" * 10, "s" * 9, "string_too_short"),
+    ("stub", "s" * 3000, "s" * 3001, "string_too_long"),
+    ("hints", ["h"], [], "too_short"),
+    ("hints", ["h"] * 5, ["h"] * 6, "too_long"),
+    ("explanation", "e" * 20, "e" * 19, "string_too_short"),
+    ("explanation", "e" * 1500, "e" * 1501, "string_too_long"),
+    ("wrong", ["a", "b"], ["a"], "too_short"),
+    ("time_limit_s", 2, 1.9, "greater_than_equal"),
+    ("time_limit_s", 60, 60.1, "less_than_equal"),
+    ("memory_mb", 256, 255, "greater_than_equal"),
+    ("memory_mb", 8192, 8193, "less_than_equal"),
+    ("atol", 1e-12, 0, "greater_than"),
+    ("rtol", 0, -1e-9, "greater_than_equal"),
+])
+def test_the_schema_takes_its_limits_and_refuses_one_past(field: str, ok: object, bad: object, error: str) -> None:
+    assert getattr(Challenge.model_validate(_raw(**{field: ok})), field) == (
+        tuple(ok) if isinstance(ok, list) else ok)
+    with pytest.raises(ValidationError) as err:
+        Challenge.model_validate(_raw(**{field: bad}))
+    assert [(e["loc"], e["type"]) for e in err.value.errors()] == [((field,), error)]
+
+
+def test_a_challenge_is_frozen_and_its_topic_is_one_of_ours() -> None:
+    with pytest.raises(ValidationError):
+        ONE_HOT.title = "Another"  # type: ignore[misc]
+    with pytest.raises(ValidationError) as err:
+        Challenge.model_validate(_raw(topic="tensor-magic"))
+    assert [e["msg"] for e in err.value.errors()] == [
+        "Value error, unknown topic 'tensor-magic'; choose one of: " + ", ".join(TOPICS)]
+    assert (ONE_HOT.atol, ONE_HOT.rtol, ONE_HOT.grad, ONE_HOT.gradcheck, ONE_HOT.time_limit_s, ONE_HOT.memory_mb) == (
+        1e-5, 1e-4, False, False, None, None)
+    bare = Challenge.model_validate({k: v for k, v in _raw().items() if k not in ("call", "forbid")})
+    assert (bare.call, bare.forbid) == ("", ())
 
 
 def _syntax(source: str) -> str:
