@@ -74,7 +74,9 @@ class JudgeRunner(Runner):
 
     def __init__(self, position: int = 0, refuse: str | None = None, timeout_s: float | None = 20.0) -> None:
         super().__init__(position, refuse)
-        self.settings = None if timeout_s is None else SimpleNamespace(timeout_s=timeout_s)  # type: ignore[assignment]
+        self.settings = SimpleNamespace(timeout_s=timeout_s)  # type: ignore[assignment]
+        if timeout_s is None:
+            del self.settings  # a runner that tells no limits
 
 
 def judged(challenge: Challenge, code: str, *, output: str = "", finished: bool = True,
@@ -173,6 +175,8 @@ def test_a_failure_names_the_test_and_explains_a_well_known_error() -> None:
     ("output (r.out): TypeError: x", "TypeError: x"),
     ("no verdict: killed", "no verdict: killed"),
     ("test 'x': ValueError: v", "ValueError: v"),
+    ("test 'x' timed out", "test 'x' timed out"),
+    ("grad (x): RuntimeError: f(a): no", "RuntimeError: f(a): no"),
 ])
 def test_the_error_looked_up_is_the_one_after_the_test_name(monkeypatch: pytest.MonkeyPatch,
                                                             failure: str, asked: str) -> None:
@@ -313,6 +317,10 @@ async def test_refusals_say_why_and_queue_nothing(drill, desk, references) -> No
     assert (forbidden.plain(), forbidden.ephemeral) == (
         "This challenge asks you to write it yourself: "
         "torch.nn.functional.scaled_dot_product_attention is not allowed here.", True)
+    both = code + "layer = torch.nn.MultiheadAttention(8, 2)\n"
+    assert (await desk.submit(runner, who(1), C1, both)).plain() == (  # type: ignore[arg-type]
+        "This challenge asks you to write it yourself: torch.nn.MultiheadAttention, "
+        "torch.nn.functional.scaled_dot_product_attention is not allowed here.")
     assert runner.requests == [] and references == []
     busy = JudgeRunner(refuse="you already have 2 jobs waiting")
     await desk.open_id(who(1), ONE_HOT.id, HOW)
@@ -493,6 +501,9 @@ async def test_the_board_ranks_points_then_the_earlier_last_solve_ten_lines_this
                                                 "2. Player 1 — 20 pts · 2 solved", False)
     assert (await desk.board("slack", "g1", "workspace")).plain() == (
         "**🧩 Challenges board · this workspace**\n1. Sam — 30 pts · 1 solved")
+    await desk.record(Who("slack", "g1", "u2", "Sam"), HUBER, solved=True)  # another Sam
+    assert (await desk.board("slack", "g1", "workspace")).plain().splitlines()[1:] == [
+        "1. Sam — 30 pts · 1 solved", "2. Sam — 10 pts · 1 solved"]
     for n in range(5, 15):
         drill.clock.advance(60)
         await desk.record(who(n), HUBER, solved=True)
@@ -506,7 +517,8 @@ async def test_mine_counts_this_members_solves_per_topic_of_the_bank(drill) -> N
     assert (await desk.mine(who(1))).plain() == (
         "**🧩 Your challenges**\nSolved 0 of 3.\nLoss functions: 0/1\nTensors: 0/2")
     await desk.record(who(1), ONE_HOT, solved=True)
-    await desk.record(who(1), HUBER, solved=False)
+    await desk.record(who(1), HUBER, solved=False)  # never opened: a row, no points
+    assert ("huber-loss", "losses", 0, 1, 0, False) in await rows(drill.db)
     await desk.record(who(2), HUBER, solved=True)
     await desk.record(who(2), SOFTMAX, solved=True)
     mine = await desk.mine(who(1))
@@ -514,6 +526,31 @@ async def test_mine_counts_this_members_solves_per_topic_of_the_bank(drill) -> N
         "**🧩 Your challenges**\nSolved 1 of 3.\nLoss functions: 0/1\nTensors: 1/2", True)
     assert await desk.solved_by_topic(who(2)) == {"losses": 1, "tensors": 1}
     assert await desk.solved_by_topic(who(3)) == {}
+
+
+async def test_only_the_unsolved_problem_of_a_topic_is_offered(drill, desk) -> None:
+    tensors = [c for c in BANK.challenges if c.topic == "tensors"]
+    left = BANK.get("logsumexp")
+    assert left in tensors and len(tensors) >= 5
+    for c in tensors:
+        if c is not left:
+            await desk.record(who(1), c, solved=True)
+    for _ in range(4):
+        assert (await desk.open(who(1), "tensors", None, HOW)).title == challenge_message(left, HOW).title
+
+
+async def test_a_verdict_for_someone_new_names_them_as_the_job_said(drill, desk, references) -> None:
+    channel = Channel()
+    request = await _submitted(desk, who(1), ONE_HOT, "m7")
+    stdout = judged(ONE_HOT, ONE_HOT.reference)
+    for user, extra in (("u8", {"display_name": "Zed"}), ("u9", {})):
+        reply = {"platform": "discord", "workspace": "g1", "channel_id": "c1", "user_id": user,
+                 "kind": "challenge", "challenge": "one-hot", **extra}
+        await desk.deliver(JobResult(user, JobRequest(request.code, f"discord:g1:{user}", reply),  # type: ignore[arg-type]
+                                     JobState.DONE, stdout=stdout), channel)
+        drill.clock.advance(60)
+    assert (await desk.board("discord", "g1", "server")).plain().splitlines()[1:] == [
+        "1. Zed — 10 pts · 1 solved", "2. u9 — 10 pts · 1 solved"]
 
 
 # ---- the bank's own checks -------------------------------------------------------------------
@@ -609,6 +646,8 @@ def test_code_problems_name_what_the_schema_cannot_see() -> None:
     assert problems(stub=bad) == [f"stub does not parse: {_syntax(bad)}"]
     assert problems(wrong=(ONE_HOT.wrong[0], bad)) == [f"wrong[1] does not parse: {_syntax(bad)}"]
     assert problems(wrong=(ONE_HOT.wrong[0], ONE_HOT.wrong[0])) == ["two wrong: solutions are the same"]
+    assert problems(forbid=("torch.zeros", "torch.Tensor.scatter_")) == [
+        "the reference uses forbidden torch.Tensor.scatter_, torch.zeros"]
     assert problems(reference="import torch\ndef one_hot(l, n):\n    return torch.nn.functional.one_hot(l, n)\n") == [
         "the reference uses forbidden torch.nn.functional.one_hot"]
 
@@ -638,7 +677,7 @@ def test_schema_errors_point_at_their_key_and_the_id_must_match_the_file(tmp_pat
     lines = good.splitlines()
     renamed = tmp_path / "other-name.yaml"
     renamed.write_text(good, encoding="utf-8")
-    assert [p.message for p in load_challenge(renamed)[1]] == ["id 'one-hot' must match the file name"]
+    assert load_challenge(renamed)[1] == [Problem(renamed, 1, "id 'one-hot' must match the file name")]
     assert load_challenge(renamed)[0] is None
     bad = tmp_path / "one-hot.yaml"
     wrong_at = next(i for i, line in enumerate(lines, 1) if line.startswith("wrong:"))
@@ -653,7 +692,7 @@ def test_schema_errors_point_at_their_key_and_the_id_must_match_the_file(tmp_pat
     duplicate = tmp_path / "dup" / "one-hot.yaml"
     duplicate.parent.mkdir()
     duplicate.write_text(good.replace("wrong:\n", f"wrong:\n  - |\n{_indent(ONE_HOT.wrong[0])}"), encoding="utf-8")
-    assert [p.message for p in load_challenge(duplicate)[1]] == ["one-hot: two wrong: solutions are the same"]
+    assert load_challenge(duplicate)[1] == [Problem(duplicate, 1, "one-hot: two wrong: solutions are the same")]
 
 
 def _indent(code: str) -> str:

@@ -87,5 +87,7 @@ async def test_a_purge_deletes_exactly_that_workspace_and_counts_it(drill, publi
         left = (await session.execute(select(Workspace.platform, Workspace.external_id)
                                       .order_by(Workspace.platform))).all()
     assert [tuple(r) for r in left] == [("discord", "g2"), ("slack", "g1")]
+    quiet = await purge_workspace(drill.db, "slack", "g1")  # a member, nothing else
+    assert quiet.describe() == "purged workspace g1: 1 member(s), 0 channel(s), 0 answer(s)"
     again = await purge_workspace(drill.db, "discord", "g1")
     assert again.describe() == "nothing stored for workspace g1"
