@@ -79,15 +79,16 @@ async def test_a_purge_deletes_exactly_that_workspace_and_counts_it(drill, publi
     assert before == [3, 4, 3, 4]
     unknown = await purge_workspace(drill.db, "discord", "g404")
     assert unknown == Purged("g404", 0, 0, 0, existed=False)
+    quiet = await purge_workspace(drill.db, "slack", "g1")  # a member, nothing else
+    assert quiet == Purged("g1", 1, 0, 0, existed=True)
+    assert quiet.describe() == "purged workspace g1: 1 member(s), 0 channel(s), 0 answer(s)"
+    assert [await _count(drill.db, m) for m in (Workspace, Member, Channel, Answer)] == [2, 3, 3, 4]
     purged = await purge_workspace(drill.db, "discord", "g1")
     assert purged == Purged("g1", 3, 2, 4, existed=True)
     assert purged.describe() == "purged workspace g1: 3 member(s), 2 channel(s), 4 answer(s)"
-    assert [await _count(drill.db, m) for m in (Workspace, Member, Channel, Answer)] == [2, 1, 1, 0]
+    assert [await _count(drill.db, m) for m in (Workspace, Member, Channel, Answer)] == [1, 0, 1, 0]
     async with drill.db.read() as session:
-        left = (await session.execute(select(Workspace.platform, Workspace.external_id)
-                                      .order_by(Workspace.platform))).all()
-    assert [tuple(r) for r in left] == [("discord", "g2"), ("slack", "g1")]
-    quiet = await purge_workspace(drill.db, "slack", "g1")  # a member, nothing else
-    assert quiet.describe() == "purged workspace g1: 1 member(s), 0 channel(s), 0 answer(s)"
+        left = (await session.execute(select(Workspace.platform, Workspace.external_id))).all()
+    assert [tuple(r) for r in left] == [("discord", "g2")]
     again = await purge_workspace(drill.db, "discord", "g1")
     assert again.describe() == "nothing stored for workspace g1"
