@@ -1,0 +1,536 @@
+"""Issue 21: mutation survivors of runner/verify.py, runner/gpus.py, runner/worker.py and
+runner/service.py. Their callers in the suite run them in subprocesses (`content verify`, the
+worker CLI) or not at all (no GPU here), so mutmut saw no test; these call them in-process with
+a fake pool, fake nvidia-smi output and fake isolation/worker objects."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.core.content.bank import Bank, Library, Question, Snippet, load_bank
+from bot.core.content.keys import Outcome
+from runner import gpus, service, verify, worker
+from runner.embedded import EmbeddedRunner
+from runner.isolation import Isolation, Level, WeakIsolationError
+from runner.jobs import Device, JobRequest, JobResult, JobState, Limits
+from runner.redis_queue import RedisRunner
+from runner.sandbox import Gpu, RawOutcome
+from runner.settings import RunnerSettings
+from runner.versions import Runtime
+from tests.conftest import make_library
+
+BANK = Path(__file__).parent / "fixtures" / "verify" / "one_wrong_key.yaml"
+TB = "Traceback (most recent call last):"
+
+
+def raw(exit_code: int | None, killed: str | None = None, *, stdout: bytes = b"",
+        stderr: bytes = b"", duration: float = 0.5) -> RawOutcome:
+    return RawOutcome(exit_code, killed, duration, stdout, stderr, False, None, None)
+
+
+# ---- verify.traceback_facts -------------------------------------------------------------------
+
+
+def test_the_last_traceback_gives_the_error_and_the_deepest_snippet_frame() -> None:
+    stderr = "\n".join([
+        TB,
+        '  File "snippet.py", line 2, in <module>',
+        "KeyError: 'first'",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        TB,
+        '  File "/tmp/job/snippet.py", line 7, in <module>',
+        "    f(x)",
+        '  File "/tmp/job/snippet.py", line 4, in f',
+        "    return g(x)",
+        '  File "/usr/lib/python3/torch/functional.py", line 99, in g',
+        "",
+        "RuntimeError: shapes differ",
+        "more text",
+    ])
+    assert verify.traceback_facts(stderr) == ("RuntimeError: shapes differ", 4)
+
+
+def test_the_first_frame_right_after_the_header_counts() -> None:
+    stderr = f'{TB}\n  File "snippet.py", line 3, in <module>\nValueError: bad\n'
+    assert verify.traceback_facts(stderr) == ("ValueError: bad", 3)
+
+
+def test_a_syntax_error_starts_at_the_last_snippet_frame() -> None:
+    stderr = "\n".join([
+        '  File "snippet.py", line 2',
+        "Note: an earlier report",
+        '  File "snippet.py", line 5',
+        "    x = (",
+        "        ^",
+        "SyntaxError: '(' was never closed",
+    ])
+    assert verify.traceback_facts(stderr) == ("SyntaxError: '(' was never closed", 5)
+
+
+def test_no_traceback_and_no_snippet_frame_gives_nothing() -> None:
+    assert verify.traceback_facts("") == (None, None)
+    assert verify.traceback_facts('  File "other.py", line 2\nSyntaxError: x\n') == (None, None)
+    assert verify.traceback_facts("Segmentation fault\n") == (None, None)
+
+
+def test_a_traceback_without_an_exception_line_keeps_the_frame() -> None:
+    assert verify.traceback_facts(f'{TB}\n  File "snippet.py", line 9, in <module>\n    x()\n') == (
+        None, 9)
+    assert verify.traceback_facts(f"{TB}\n") == (None, None)
+
+
+def test_the_error_line_is_clipped_to_300_characters() -> None:
+    message = "E" * 350
+    error, line = verify.traceback_facts(f"{TB}\n{message}\n")
+    assert (error, line) == ("E" * 300, None)
+
+
+# ---- verify.to_outcome ------------------------------------------------------------------------
+
+
+LIMITS = Limits(timeout_s=20.0, memory_mb=300)
+
+
+def test_a_killed_run_has_no_returncode_and_says_why() -> None:
+    outcome = verify.to_outcome(raw(None, "memory", stdout=b"so far\xff\n", duration=1.25), LIMITS)
+    assert outcome == Outcome(None, "so far\ufffd\n", "", 1.25,
+                              note="in the sandbox: killed: memory limit 300 MB exceeded")
+
+
+def test_a_run_that_did_not_finish_without_a_verdict_quotes_its_last_stderr_line() -> None:
+    outcome = verify.to_outcome(raw(None, stderr=b"first\nthe last words  \n\n"), LIMITS)
+    assert outcome.returncode is None
+    assert outcome.note == "in the sandbox: the last words"
+    silent = verify.to_outcome(raw(None), LIMITS)
+    assert silent.note == "in the sandbox: the run did not finish"
+    assert (silent.error, silent.error_line) == (None, None)
+
+
+def test_a_signal_is_a_run_that_did_not_finish() -> None:
+    outcome = verify.to_outcome(raw(-9, stderr=b"bye\n"), LIMITS)
+    assert (outcome.returncode, outcome.note) == (None, "in the sandbox: killed by signal SIGKILL")
+
+
+def test_a_failed_sandbox_setup_is_not_the_snippets_exit() -> None:
+    outcome = verify.to_outcome(raw(126, stderr=b"sandbox setup failed: cannot mount /tmp\n"), LIMITS)
+    assert outcome == Outcome(None, "", "sandbox setup failed: cannot mount /tmp\n", 0.5,
+                              note="in the sandbox: sandbox setup failed: cannot mount /tmp")
+    own = verify.to_outcome(raw(126, stderr=f"{TB}\nSystemExit: 126\n".encode()), LIMITS)
+    assert (own.returncode, own.note, own.error) == (126, None, "SystemExit: 126")
+
+
+def test_an_exit_reads_the_traceback_only_when_it_failed() -> None:
+    stderr = f'{TB}\n  File "snippet.py", line 3, in <module>\nValueError: bad\n'.encode()
+    failed = verify.to_outcome(raw(1, stdout=b"out\n", stderr=stderr, duration=0.75), LIMITS)
+    assert failed == Outcome(1, "out\n", stderr.decode(), 0.75, error="ValueError: bad", error_line=3)
+    fine = verify.to_outcome(raw(0, stderr=stderr), LIMITS)
+    assert fine == Outcome(0, "", stderr.decode(), 0.5)
+
+
+# ---- verify.pick ------------------------------------------------------------------------------
+
+
+def two_banks() -> Library:
+    first = make_library().banks[0]
+    extra = Question(id="t-two-snippets", bank="more", kind=first.questions[0].kind, topic="tensors",
+                     difficulty=1, prompt="Two?", choices=["a", "b"], answer="a", explanation="A.",
+                     code=[Snippet(code="print(1)"), Snippet(code="x", runnable=False, reason="sketch"),
+                           Snippet(code="print(3)")])
+    return Library(banks=[first, Bank(id="more", title="More", path=Path("more.yaml"), questions=[extra])])
+
+
+def ids(jobs: list[tuple[Bank, Question, int]]) -> list[tuple[str, str, int]]:
+    return [(bank.id, q.id, i) for bank, q, i in jobs]
+
+
+def test_pick_takes_every_runnable_snippet_in_bank_order() -> None:
+    everything = [("test", f"t-mcq-{i}", 0) for i in range(12)]
+    everything += [("more", "t-two-snippets", 0), ("more", "t-two-snippets", 2)]
+    library = two_banks()
+    assert ids(verify.pick(library, None, 0)) == everything
+    assert ids(verify.pick(library, 14, 0)) == everything
+    assert ids(verify.pick(library, 99, 0)) == everything
+
+
+def test_pick_samples_with_the_seed_and_keeps_bank_order() -> None:
+    library = two_banks()
+    everything = ids(verify.pick(library, None, 0))
+    for seed in (1, 2, 3):
+        chosen = sorted(random.Random(seed).sample(range(14), 5))
+        assert ids(verify.pick(library, 5, seed)) == [everything[n] for n in chosen]
+    assert verify.pick(library, 5, 1) != verify.pick(library, 5, 2)
+    assert ids(verify.pick(library, 13, 4)) == [everything[n] for n in
+                                                sorted(random.Random(4).sample(range(14), 13))]
+    assert verify.pick(library, 0, 0) == []
+    assert verify.pick(library, -3, 0) == []
+
+
+# ---- verify.verify with a fake pool ---------------------------------------------------------
+
+
+RUNTIME = Runtime("2.13.0+cpu", None, ("cpu",), "2.13.0")
+
+
+class FakeSlot:
+    def __init__(self, pool: FakePool) -> None:
+        self.pool = pool
+
+    async def run(self, job_id: str, program: str, limits: Limits) -> RawOutcome:
+        self.pool.events.append(("run", job_id))
+        self.pool.limits.append(limits)
+        answer = self.pool.answers[program]
+        if isinstance(answer, Exception):
+            raise answer
+        await asyncio.sleep(0)
+        return answer
+
+
+class FakePool:
+    made: list[FakePool] = []
+    answers: dict[str, RawOutcome | Exception] = {}
+
+    def __init__(self, settings: RunnerSettings, *, gpus: list[Gpu]) -> None:
+        self.settings = settings
+        self.gpus = gpus
+        self.events: list[Any] = []
+        self.limits: list[Limits] = []
+        self.runtime: Runtime | None = None
+        self.slot = FakeSlot(self)
+        FakePool.made.append(self)
+
+    async def start(self) -> None:
+        self.events.append("start")
+        self.runtime = RUNTIME
+
+    async def acquire(self, device: Device) -> tuple[FakeSlot, str | None]:
+        self.events.append(("acquire", device))
+        return self.slot, None
+
+    async def release(self, slot: FakeSlot) -> None:
+        assert slot is self.slot
+        self.events.append("release")
+
+    async def close(self) -> None:
+        self.events.append("close")
+
+
+@pytest.fixture
+def fake_pool(monkeypatch: pytest.MonkeyPatch) -> type[FakePool]:
+    FakePool.made = []
+    monkeypatch.setattr(verify, "LocalPool", FakePool)
+    return FakePool
+
+
+def fixture_library() -> tuple[Library, Bank]:
+    bank, problems = load_bank(BANK)
+    assert bank is not None and problems == []
+    return Library(banks=[bank]), bank
+
+
+def answers_for(library: Library) -> dict[str, RawOutcome | Exception]:
+    right, raises, wrong = (library[q].code[0].program() for q in (
+        "verify-right-stdout", "verify-right-raises", "verify-wrong-dtype"))
+    return {
+        right: raw(0, stdout=b"torch.Size([6])\n"),
+        raises: raw(1, stderr=(f'{TB}\n  File "snippet.py", line 4, in <module>\n'
+                               "RuntimeError: view size is not compatible\n").encode()),
+        wrong: raw(0, stdout=b"torch.float32\n"),
+    }
+
+
+def settings() -> RunnerSettings:
+    return RunnerSettings(_env_file=None, timeout_s=7.5, memory_mb=512, cpu_slots=2)  # type: ignore[call-arg]
+
+
+def test_verify_reports_the_wrong_key_alone_with_its_line(fake_pool: type[FakePool]) -> None:
+    from tests.test_content_verify import line_of
+
+    library, bank = fixture_library()
+    fake_pool.answers = answers_for(library)
+    config = settings()
+    result = verify.verify(library, config)
+    assert [str(p) for p in result.problems] == [
+        f"{BANK}:{line_of('verify-wrong-dtype')}: verify-wrong-dtype: check stdout: keyed choice "
+        "'`torch.float64`' but the snippet printed 'torch.float32'",
+        f"{BANK}:{line_of('verify-wrong-dtype')}: verify-wrong-dtype: check stdout: distractor "
+        "'`torch.float32`' is what the snippet printed",
+    ]
+    assert (result.disagreeing, result.ran, result.runnable, result.runtime) == (
+        ["verify-wrong-dtype"], 3, 3, RUNTIME)
+    [pool] = fake_pool.made
+    assert pool.settings is config and pool.gpus == []
+    assert pool.limits == [config.limits()] * 3
+    assert pool.events[0] == "start" and pool.events[-1] == "close"
+    assert sorted(e for e in pool.events if isinstance(e, tuple) and e[0] == "run") == [
+        ("run", "verify-0"), ("run", "verify-1"), ("run", "verify-2")]
+    assert pool.events.count(("acquire", Device.CPU)) == 3 and pool.events.count("release") == 3
+
+
+def test_verify_of_a_sample_counts_what_ran_and_what_could(fake_pool: type[FakePool]) -> None:
+    """Seed 1 picks the first snippet (a right key), seed 5 the third (the wrong one)."""
+    library, _ = fixture_library()
+    fake_pool.answers = answers_for(library)
+    right = verify.verify(library, settings(), sample=1, seed=1)
+    assert (right.ran, right.runnable, right.disagreeing, right.problems) == (1, 3, [], [])
+    wrong = verify.verify(library, settings(), sample=1, seed=5)
+    assert (wrong.ran, wrong.runnable, wrong.disagreeing) == (1, 3, ["verify-wrong-dtype"])
+    assert len(wrong.problems) == 2
+
+
+def test_verify_names_each_disagreeing_question_once_in_bank_order(fake_pool: type[FakePool]) -> None:
+    library, _ = fixture_library()
+    answers = answers_for(library)
+    right = library["verify-right-stdout"].code[0].program()
+    answers[right] = raw(None, "timeout")
+    fake_pool.answers = answers
+    result = verify.verify(library, settings())
+    assert result.disagreeing == ["verify-right-stdout", "verify-wrong-dtype"]
+    assert result.problems[0].message == (
+        "verify-right-stdout: check stdout: in the sandbox: killed: wall-time limit 7.5 s")
+
+
+def test_a_failing_slot_is_released_and_the_pool_closed(fake_pool: type[FakePool]) -> None:
+    library, _ = fixture_library()
+    answers = answers_for(library)
+    answers[library["verify-right-raises"].code[0].program()] = OSError("slot lost")
+    fake_pool.answers = answers
+    with pytest.raises(OSError, match="slot lost"):
+        verify.verify(library, settings())
+    [pool] = fake_pool.made
+    assert pool.events.count("release") == pool.events.count(("acquire", Device.CPU))
+    assert pool.events[-1] == "close"
+
+
+# ---- gpus.detect_gpus -------------------------------------------------------------------------
+
+
+class Smi:
+    def __init__(self, stdout: str = "", returncode: int = 0, error: Exception | None = None) -> None:
+        self.stdout, self.returncode, self.error = stdout, returncode, error
+        self.calls: list[tuple[list[str], dict[str, Any]]] = []
+
+    def __call__(self, args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        self.calls.append((args, kwargs))
+        if self.error:
+            raise self.error
+        return subprocess.CompletedProcess(args, self.returncode, self.stdout, "")
+
+
+def fake_smi(monkeypatch: pytest.MonkeyPatch, smi: Smi, path: str | None = "/usr/bin/nvidia-smi") -> None:
+    monkeypatch.setattr(gpus.shutil, "which", lambda name: path if name == "nvidia-smi" else None)
+    monkeypatch.setattr(gpus.subprocess, "run", smi)
+
+
+SMI_OUT = "0, NVIDIA H200\n1, NVIDIA A100-SXM4-80GB \nNo devices were found\n\n 2 ,Tesla T4\n"
+
+
+def test_gpus_are_read_from_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
+    smi = Smi(SMI_OUT)
+    fake_smi(monkeypatch, smi)
+    assert gpus.detect_gpus() == [Gpu(0, "NVIDIA H200"), Gpu(1, "NVIDIA A100-SXM4-80GB"),
+                                  Gpu(2, "Tesla T4")]
+    assert smi.calls == [(["/usr/bin/nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"],
+                          {"capture_output": True, "text": True, "timeout": 20, "check": False})]
+    assert gpus.detect_gpus([2, 0]) == [Gpu(0, "NVIDIA H200"), Gpu(2, "Tesla T4")]
+    assert gpus.detect_gpus([]) == []
+    assert Gpu(1, "NVIDIA A100").label == "cuda:1 (NVIDIA A100)"
+
+
+@pytest.mark.parametrize("smi", [
+    Smi(error=OSError("exec format error")),
+    Smi(error=subprocess.TimeoutExpired(["nvidia-smi"], 20)),
+    Smi(SMI_OUT, returncode=9),
+])
+def test_a_failing_nvidia_smi_means_no_gpus(monkeypatch: pytest.MonkeyPatch, smi: Smi) -> None:
+    fake_smi(monkeypatch, smi)
+    assert gpus.detect_gpus() == []
+    assert len(smi.calls) == 1
+
+
+def test_without_nvidia_smi_it_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    smi = Smi(SMI_OUT)
+    fake_smi(monkeypatch, smi, path=None)
+    assert gpus.detect_gpus() == []
+    assert smi.calls == []
+
+
+# ---- worker.run_worker ------------------------------------------------------------------------
+
+
+WEAK = Isolation(Level.WEAK, None, True, "bubblewrap not found", ("feature one",))
+
+
+class FakeWorker:
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def run(self) -> None:
+        self.loop = asyncio.get_event_loop()
+        assert not self.loop.is_closed()
+        if self.fail:
+            raise RuntimeError("redis went away")
+
+
+def fake_worker_parts(monkeypatch: pytest.MonkeyPatch, fake: FakeWorker,
+                      calls: list[Any]) -> None:
+    import runner.redis_queue
+
+    def require(allow_weak: bool) -> Isolation:
+        calls.append(("require", allow_weak))
+        if not allow_weak:
+            raise WeakIsolationError("weak")
+        return WEAK
+
+    def build(config: RunnerSettings) -> FakeWorker:
+        calls.append(("build", config))
+        return fake
+
+    monkeypatch.setattr(worker, "require", require)
+    monkeypatch.setattr(runner.redis_queue, "build_worker", build)
+
+
+@pytest.fixture
+def restore_loop() -> Any:
+    yield
+    asyncio.set_event_loop(None)
+
+
+def test_the_worker_logs_its_isolation_and_runs_on_a_loop_it_closes(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, restore_loop: None) -> None:
+    calls: list[Any] = []
+    fake = FakeWorker()
+    fake_worker_parts(monkeypatch, fake, calls)
+    config = RunnerSettings(_env_file=None, allow_weak_isolation=True)  # type: ignore[call-arg]
+    with caplog.at_level(logging.INFO, logger="runner.worker"):
+        worker.run_worker(config)
+    assert calls == [("require", True), ("build", config)]
+    assert [r.getMessage() for r in caplog.records if r.name == "runner.worker"] == [
+        "isolation level: weak\n  - feature one\n  ! bubblewrap not found"]
+    assert fake.loop is not None and fake.loop.is_closed()
+
+
+def test_the_worker_refuses_weak_isolation_before_building(monkeypatch: pytest.MonkeyPatch,
+                                                            restore_loop: None) -> None:
+    calls: list[Any] = []
+    fake_worker_parts(monkeypatch, FakeWorker(), calls)
+    with pytest.raises(WeakIsolationError):
+        worker.run_worker(RunnerSettings(_env_file=None))  # type: ignore[call-arg]
+    assert calls == [("require", False)]
+
+
+def test_the_workers_loop_is_closed_when_it_fails(monkeypatch: pytest.MonkeyPatch,
+                                                   restore_loop: None) -> None:
+    fake = FakeWorker(fail=True)
+    fake_worker_parts(monkeypatch, fake, [])
+    with pytest.raises(RuntimeError, match="redis went away"):
+        worker.run_worker(RunnerSettings(_env_file=None, allow_weak_isolation=True))  # type: ignore[call-arg]
+    assert fake.loop is not None and fake.loop.is_closed()
+
+
+# ---- service ----------------------------------------------------------------------------------
+
+
+REQUEST = JobRequest("x", "m:a", {"channel": "1"}, Device.CPU)
+SHAPES = ("Traceback (most recent call last):\n  File \"snippet.py\", line 1, in <module>\n"
+          "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)\n")
+
+
+def result(stderr: str = "") -> JobResult:
+    return JobResult("j1", REQUEST, JobState.FAILED, stderr=stderr)
+
+
+def test_a_known_error_is_explained_once() -> None:
+    explained = service.attach_explanation(result(SHAPES))
+    assert explained.explanation is not None
+    assert explained.explanation.matched == "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+    first = explained.explanation
+    again = service.attach_explanation(explained)
+    assert again is explained and again.explanation is first
+    assert service.attach_explanation(result("")).explanation is None
+    assert service.attach_explanation(result("all good\n")).explanation is None
+
+
+def test_an_explain_failure_keeps_the_result(monkeypatch: pytest.MonkeyPatch,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    import runner.explain
+
+    def broken(stderr: str) -> None:
+        raise KeyError("catalogue bug")
+
+    monkeypatch.setattr(runner.explain, "explain", broken)
+    job = result(SHAPES)
+    with caplog.at_level(logging.ERROR, logger="runner.service"):
+        assert service.attach_explanation(job) is job
+    assert job.explanation is None
+    assert [r.getMessage() for r in caplog.records] == ["explain() failed for job j1"]
+
+
+def test_without_the_catalogue_the_result_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "runner.explain", None)
+    job = result(SHAPES)
+    assert service.attach_explanation(job) is job and job.explanation is None
+
+
+class Minimal(service.RunnerService):
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def submit(self, request: JobRequest) -> Any: ...
+
+    async def cancel(self, job_id: str) -> bool:
+        return False
+
+    async def position(self, job_id: str) -> int | None:
+        return None
+
+
+async def test_every_callback_gets_the_explained_result_even_after_one_fails(
+        caplog: pytest.LogCaptureFixture) -> None:
+    runner_ = Minimal()
+    assert runner_.runtime is None
+    assert await runner_._deliver(result()) is True
+    seen: list[tuple[str, JobResult]] = []
+
+    async def first(r: JobResult) -> None:
+        seen.append(("first", r))
+        raise RuntimeError("adapter down")
+
+    async def second(r: JobResult) -> None:
+        seen.append(("second", r))
+
+    runner_.on_result(first)
+    runner_.on_result(second)
+    job = result(SHAPES)
+    with caplog.at_level(logging.ERROR, logger="runner.service"):
+        assert await runner_._deliver(job) is False
+    assert seen == [("first", job), ("second", job)]
+    assert job.explanation is not None
+    assert [r.getMessage() for r in caplog.records] == ["result callback failed for job j1"]
+    seen.clear()
+    ok = Minimal()
+    ok.on_result(second)
+    assert await ok._deliver(job) is True and seen == [("second", job)]
+
+
+def test_make_runner_builds_the_backend_asked_for_with_the_settings() -> None:
+    embedded = service.make_runner("embedded", cpu_slots=3, timeout_s=4.5)
+    assert isinstance(embedded, EmbeddedRunner)
+    assert (embedded.settings.cpu_slots, embedded.settings.timeout_s) == (3, 4.5)
+    redis = service.make_runner("redis", key_prefix="td:test")
+    assert isinstance(redis, RedisRunner) and redis.settings.key_prefix == "td:test"
+    with pytest.raises(ValueError) as error:
+        service.make_runner("docker")
+    assert str(error.value) == "unknown runner backend 'docker'; use 'embedded' or 'redis'"
