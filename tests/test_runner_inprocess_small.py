@@ -9,6 +9,7 @@ import asyncio
 import logging
 import random
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -345,12 +346,14 @@ def test_gpus_are_read_from_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Gpu(1, "NVIDIA A100").label == "cuda:1 (NVIDIA A100)"
 
 
-@pytest.mark.parametrize("smi", [
-    Smi(error=OSError("exec format error")),
-    Smi(error=subprocess.TimeoutExpired(["nvidia-smi"], 20)),
-    Smi(SMI_OUT, returncode=9),
+@pytest.mark.parametrize("make", [
+    lambda: Smi(error=OSError("exec format error")),
+    lambda: Smi(error=subprocess.TimeoutExpired(["nvidia-smi"], 20)),
+    lambda: Smi(SMI_OUT, returncode=9),
 ])
-def test_a_failing_nvidia_smi_means_no_gpus(monkeypatch: pytest.MonkeyPatch, smi: Smi) -> None:
+def test_a_failing_nvidia_smi_means_no_gpus(monkeypatch: pytest.MonkeyPatch,
+                                            make: Callable[[], Smi]) -> None:
+    smi = make()
     fake_smi(monkeypatch, smi)
     assert gpus.detect_gpus() == []
     assert len(smi.calls) == 1
