@@ -142,7 +142,10 @@ def _compare(exp: Any, got: Any, atol: float, rtol: float) -> str | None:
         if bad.any():
             kind = "nan" if torch.isnan(got[bad]).any() else "inf"
             return f"{int(bad.sum())} {kind} value(s) where finite values were expected"
-        diff = (got.double() - exp.double()).abs()
+        wide = torch.complex128 if exp.is_complex() else torch.float64  # .double() drops imag
+        diff = (got.to(wide) - exp.to(wide)).abs()
+        same = (got == exp) | (torch.isnan(got) & torch.isnan(exp))  # equal infs, NaN for NaN
+        diff = torch.where(same, torch.zeros_like(diff), diff)
         diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
         return f"max abs error {diff.max().item():.3g} (allowed {atol:g} + {rtol:g}·|expected|)"
     if torch.equal(got, exp):
