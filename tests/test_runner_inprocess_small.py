@@ -69,6 +69,8 @@ def test_a_syntax_error_starts_at_the_last_snippet_frame() -> None:
     stderr = "\n".join([
         '  File "snippet.py", line 2',
         "Note: an earlier report",
+        '  File "snippet.py", line 4',
+        "Note: a later report",
         '  File "snippet.py", line 5',
         "    x = (",
         "        ^",
@@ -131,8 +133,9 @@ def test_a_failed_sandbox_setup_is_not_the_snippets_exit() -> None:
 
 def test_an_exit_reads_the_traceback_only_when_it_failed() -> None:
     stderr = f'{TB}\n  File "snippet.py", line 3, in <module>\nValueError: bad\n'.encode()
-    failed = verify.to_outcome(raw(1, stdout=b"out\n", stderr=stderr, duration=0.75), LIMITS)
-    assert failed == Outcome(1, "out\n", stderr.decode(), 0.75, error="ValueError: bad", error_line=3)
+    failed = verify.to_outcome(raw(1, stdout=b"out\n", stderr=stderr + b"\xff", duration=0.75), LIMITS)
+    assert failed == Outcome(1, "out\n", stderr.decode() + "\ufffd", 0.75, error="ValueError: bad",
+                             error_line=3)
     fine = verify.to_outcome(raw(0, stderr=stderr), LIMITS)
     assert fine == Outcome(0, "", stderr.decode(), 0.5)
 
@@ -187,6 +190,7 @@ class FakeSlot:
 
     async def run(self, job_id: str, program: str, limits: Limits) -> RawOutcome:
         self.pool.events.append(("run", job_id))
+        self.pool.programs.append(program)
         self.pool.limits.append(limits)
         answer = self.pool.answers[program]
         if isinstance(answer, Exception):
@@ -204,6 +208,7 @@ class FakePool:
         self.gpus = gpus
         self.events: list[Any] = []
         self.limits: list[Limits] = []
+        self.programs: list[str] = []
         self.runtime: Runtime | None = None
         self.slot = FakeSlot(self)
         FakePool.made.append(self)
@@ -285,6 +290,9 @@ def test_verify_of_a_sample_counts_what_ran_and_what_could(fake_pool: type[FakeP
     wrong = verify.verify(library, settings(), sample=1, seed=5)
     assert (wrong.ran, wrong.runnable, wrong.disagreeing) == (1, 3, ["verify-wrong-dtype"])
     assert len(wrong.problems) == 2
+    default = verify.verify(library, settings(), sample=1)  # seed 0: the second snippet
+    assert fake_pool.made[-1].programs == [library["verify-right-raises"].code[0].program()]
+    assert (default.ran, default.disagreeing) == (1, [])
 
 
 def test_verify_names_each_disagreeing_question_once_in_bank_order(fake_pool: type[FakePool]) -> None:
@@ -331,17 +339,17 @@ def fake_smi(monkeypatch: pytest.MonkeyPatch, smi: Smi, path: str | None = "/usr
     monkeypatch.setattr(gpus.subprocess, "run", smi)
 
 
-SMI_OUT = "0, NVIDIA H200\n1, NVIDIA A100-SXM4-80GB \nNo devices were found\n\n 2 ,Tesla T4\n"
+SMI_OUT = "0, NVIDIA H200\n1, NVIDIA A100-SXM4-80GB \nNo devices were found\n\n 2 ,Tesla T4, PCIe\n"
 
 
 def test_gpus_are_read_from_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
     smi = Smi(SMI_OUT)
     fake_smi(monkeypatch, smi)
     assert gpus.detect_gpus() == [Gpu(0, "NVIDIA H200"), Gpu(1, "NVIDIA A100-SXM4-80GB"),
-                                  Gpu(2, "Tesla T4")]
+                                  Gpu(2, "Tesla T4, PCIe")]
     assert smi.calls == [(["/usr/bin/nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"],
                           {"capture_output": True, "text": True, "timeout": 20, "check": False})]
-    assert gpus.detect_gpus([2, 0]) == [Gpu(0, "NVIDIA H200"), Gpu(2, "Tesla T4")]
+    assert gpus.detect_gpus([2, 0]) == [Gpu(0, "NVIDIA H200"), Gpu(2, "Tesla T4, PCIe")]
     assert gpus.detect_gpus([]) == []
     assert Gpu(1, "NVIDIA A100").label == "cuda:1 (NVIDIA A100)"
 
