@@ -42,11 +42,15 @@ def proc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return fake
 
 
+SLEEPS: list[float] = []
+
+
 @pytest.fixture
 def kills(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     sent: list[tuple[int, int]] = []
+    SLEEPS.clear()
     monkeypatch.setattr(cgroups.os, "kill", lambda pid, sig: sent.append((pid, sig)))
-    monkeypatch.setattr(cgroups.time, "sleep", lambda s: None)
+    monkeypatch.setattr(cgroups.time, "sleep", SLEEPS.append)
     return sent
 
 
@@ -90,12 +94,21 @@ def test_a_writable_directory_is_probed_and_left_clean(tmp_path: Path) -> None:
     assert cgroups._writable_dir(tmp_path / "absent") is False
 
 
+def test_a_probe_that_cannot_be_removed_still_proves_writable(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: Path) -> None:
+        raise OSError(errno.EBUSY, "busy")
+
+    monkeypatch.setattr(Path, "rmdir", refuse)
+    assert cgroups._writable_dir(tmp_path) is True
+
+
 def v2_host(root: Path, proc: Path, controllers: str = "cpu memory pids") -> Path:
     (root / "cgroup.controllers").write_text(controllers)
-    base = root / "work" / "svc"
+    base = root / "Xwork" / "svc"
     base.mkdir(parents=True)
     (base / "cgroup.controllers").write_text(controllers)
-    own(proc, "0::/work/svc\n")
+    own(proc, "0::/Xwork/svc\n")
     return base
 
 
@@ -105,6 +118,8 @@ def test_v2_is_used_where_memory_and_pids_are_delegated(root: Path, proc: Path) 
     assert found == Mechanism(2, base / "torchdrill-inst", base / "torchdrill-inst", swap_accounted=True)
     assert (base / "cgroup.subtree_control").read_text() == "+memory +pids"
     assert cgroups.detect("inst") == found
+    (base / "cgroup.controllers").write_text("memory pids")
+    assert cgroups._v2("inst") == found
 
 
 def test_v2_is_refused_without_both_controllers_or_delegation(root: Path, proc: Path,
@@ -126,7 +141,7 @@ def test_v2_needs_a_unified_root_our_cgroup_and_its_controllers(root: Path, proc
     base = v2_host(root, proc)
     own(proc, "4:memory:/x\n")
     assert cgroups._v2("i") is None
-    own(proc, "0::/work/svc\n")
+    own(proc, "0::/Xwork/svc\n")
     (root / "cgroup.controllers").unlink()
     assert cgroups._v2("i") is None
     (root / "cgroup.controllers").write_text("memory pids")
@@ -135,7 +150,7 @@ def test_v2_needs_a_unified_root_our_cgroup_and_its_controllers(root: Path, proc
 
 
 def v1_host(root: Path, proc: Path, *, swap: str | None = None) -> tuple[Path, Path]:
-    mem, pids = root / "memory" / "user", root / "pids" / "user"
+    mem, pids = root / "memory" / "Xuser", root / "pids" / "Xpids"
     mem.mkdir(parents=True)
     pids.mkdir(parents=True)
     (mem / "memory.limit_in_bytes").write_text("9223372036854771712\n")
@@ -143,7 +158,7 @@ def v1_host(root: Path, proc: Path, *, swap: str | None = None) -> tuple[Path, P
         (mem / "memory.memsw.limit_in_bytes").write_text("-1")
     elif swap == "root":
         (root / "memory" / "memory.memsw.limit_in_bytes").write_text("-1")
-    own(proc, "7:pids:/user\n4:memory:/user\n")
+    own(proc, "7:pids:/Xpids\n4:memory:/Xuser\n")
     return mem, pids
 
 
@@ -160,18 +175,18 @@ def test_v1_is_used_where_memory_and_pids_are_writable(root: Path, proc: Path, s
 
 def test_v1_is_refused_without_both_hierarchies_or_write_access(root: Path, proc: Path) -> None:
     mem, pids = v1_host(root, proc)
-    own(proc, "4:memory:/user\n")
+    own(proc, "4:memory:/Xuser\n")
     assert cgroups._v1("i") is None
-    own(proc, "7:pids:/user\n")
+    own(proc, "7:pids:/Xpids\n")
     assert cgroups._v1("i") is None
-    own(proc, "7:pids:/user\n4:memory:/user\n")
+    own(proc, "7:pids:/Xpids\n4:memory:/Xuser\n")
     (mem / "memory.limit_in_bytes").unlink()
     assert cgroups._v1("i") is None
     (mem / "memory.limit_in_bytes").write_text("1")
     pids.rmdir()
     assert cgroups._v1("i") is None
     pids.mkdir()
-    mem_only = root / "memory" / "user"
+    mem_only = root / "memory" / "Xuser"
     for f in mem_only.iterdir():
         f.unlink()
     mem_only.rmdir()
@@ -190,7 +205,7 @@ def test_v1_at_the_hierarchy_root_needs_no_limit_file(root: Path, proc: Path) ->
 def test_v2_wins_over_v1(root: Path, proc: Path) -> None:
     v1_host(root, proc)
     base = v2_host(root, proc)
-    own(proc, "7:pids:/user\n4:memory:/user\n0::/work/svc\n")
+    own(proc, "7:pids:/Xpids\n4:memory:/Xuser\n0::/Xwork/svc\n")
     assert cgroups.detect("i") == Mechanism(2, base / "torchdrill-i", base / "torchdrill-i", True)
 
 
@@ -249,6 +264,7 @@ def test_kill_all_sweeps_until_the_cgroup_is_empty(tmp_path: Path, monkeypatch: 
     assert cgroups.kill_all(group.directory) is True
     assert (group.directory / "cgroup.kill").read_text() == "1"
     assert kills == [(101, 9), (102, 9)] * 3
+    assert SLEEPS == [0.001] * 3
 
 
 def test_kill_all_gives_up_after_its_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -310,6 +326,7 @@ def test_a_busy_cgroup_is_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(Path, "rmdir", rmdir)
     cgroups._remove_tree(target)
     assert tries == ["job"] * 3 and not target.exists()
+    assert SLEEPS == [0.01, 0.01]
     stuck = tmp_path / "stuck"
     stuck.mkdir()
     tries.clear()
@@ -407,6 +424,11 @@ def test_a_leftover_job_cgroup_of_the_same_name_is_replaced(tmp_path: Path,
     assert job.memory.is_dir() and list(job.memory.iterdir()) == []
     job.create()  # the top exists already: fine
     assert job.memory.is_dir()
+    (job.mechanism.memory / "cgroup.subtree_control").unlink()
+    (job.mechanism.memory / "cgroup.subtree_control").mkdir()  # not writable: still created
+    other = JobCgroup(job.mechanism, "k")
+    other.create()
+    assert other.memory.is_dir()
 
 
 def test_a_job_process_joins_each_hierarchy(tmp_path: Path, writes: list[tuple[str, str]]) -> None:

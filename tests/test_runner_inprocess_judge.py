@@ -132,6 +132,11 @@ def test_floats_compare_within_tolerance_and_name_the_error() -> None:
         "max abs error 0.5 (allowed 1e-05 + 0.0001·|expected|)")
     assert cmp(torch.tensor([1.0, 2.0]), torch.tensor([1.5, 2.0])) == (
         "max abs error 0.5 (allowed 1e-05 + 0.0001·|expected|)")
+    assert cmp(torch.tensor([100.0]), torch.tensor([109.0]), atol=0.0, rtol=0.1) is None
+    assert cmp(torch.tensor([100.0]), torch.tensor([111.0]), atol=0.0, rtol=0.1) == (
+        "max abs error 11 (allowed 0 + 0.1·|expected|)")
+    assert cmp(torch.tensor([-60000.0], dtype=torch.half), torch.tensor([60000.0], dtype=torch.half)) == (
+        "max abs error 1.2e+05 (allowed 1e-05 + 0.0001·|expected|)")  # computed wider than half
     assert cmp(torch.ones(2), torch.tensor([1.0, 3.25]), atol=0.5, rtol=0.25) == (
         "max abs error 2.25 (allowed 0.5 + 0.25·|expected|)")
     assert cmp(torch.ones(3), torch.tensor([float("nan"), 1.0, float("nan")])) == (
@@ -159,7 +164,7 @@ def test_the_error_shown_is_the_real_one_for_nan_inf_and_complex_values() -> Non
 
 def test_integers_and_booleans_must_be_equal() -> None:
     assert cmp(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 3])) is None
-    assert cmp(torch.tensor([1, 2, 3, 4]), torch.tensor([1, 0, 3, 0])) == "2 of 4 values differ"
+    assert cmp(torch.tensor([1, 2, 3, 4]), torch.tensor([1, 0, 0, 0])) == "3 of 4 values differ"
     assert cmp(torch.tensor([True, False]), torch.tensor([True, True])) == "1 of 2 values differ"
 
 
@@ -185,10 +190,11 @@ def test_the_first_failing_test_is_named_with_its_inputs() -> None:
     ones = {"r.out": torch.ones(2)}
     expected = [rec(0, "first", ones, shapes=["2×3", "4"]), rec(1, "second", ones, shapes=["5"]),
                 rec(2, "third", ones), rec(3, "fourth", ones)]
+    expected[1].shapes.append("6×7")
     got = [rec(0, "first", ones), rec(1, "second", {"r.out": torch.zeros(2)}),
            rec(2, "third", {"r.out": torch.zeros(2)})]
     assert judge.compare_records(expected, got, SPEC) == (
-        1, "test 'second' (inputs 5): output: max abs error 1 (allowed 0.5 + 0·|expected|)")
+        1, "test 'second' (inputs 5, 6×7): output: max abs error 1 (allowed 0.5 + 0·|expected|)")
     assert judge.compare_records(expected[2:3], got[2:3], SPEC) == (
         0, "test 'third': output: max abs error 1 (allowed 0.5 + 0·|expected|)")
     assert judge.compare_records(expected[:1], got[:1], SPEC) == (1, None)
@@ -227,6 +233,9 @@ def test_missing_and_extra_outputs_are_named() -> None:
         "output is missing")
     assert problem(rec(0, "a", {"r.out.0": t}), rec(0, "a", {"r.out.0": t, "r.out.1:none": t})) == (
         "output[1] should not be None")
+    both = {"r.0": t, "r.aux": t}  # key order differs from the order members read
+    assert problem(rec(0, "a", both), rec(0, "a", {})) == "aux is missing"
+    assert problem(rec(0, "a", {}), rec(0, "a", both)) == "unexpected aux (wrong number of outputs?)"
 
 
 def test_outputs_are_compared_before_gradients() -> None:
@@ -290,9 +299,22 @@ def test_unfinished_oversized_or_unreadable_records_fail() -> None:
     garbled = judge.verdict_of(EXPECTED, {"records": "not base64!", "finished": True}, SPEC)
     assert (garbled.passed, garbled.failure) == (
         0, "test 'a': no result (the code exited or was stopped before this test)")
+    padded = base64.b64encode(BOTH).decode()
+    junk = judge.verdict_of(EXPECTED, {"records": padded[:8] + "!" + padded[8:], "finished": True}, SPEC)
+    assert (junk.passed, junk.failure) == (
+        0, "test 'a': no result (the code exited or was stopped before this test)")
     empty = judge.verdict_of(EXPECTED, {}, SPEC)
     assert (empty.passed, empty.total, empty.failure) == (
         0, 2, "test 'a': no result (the code exited or was stopped before this test)")
+
+
+def test_records_are_compared_on_the_device_asked_for() -> None:
+    on_gpu = blob({"i": 0, "name": "a", "dev": ["cuda"]}, {"r.out": torch.ones(2)}) + blob(
+        {"i": 1, "name": "b", "dev": ["cuda"]}, {"r.out": torch.ones(2)})
+    verdict = judge.verdict_of(EXPECTED, frame(on_gpu), SPEC, device="cuda:0")
+    assert verdict == Verdict(2, 2, None, device="cuda:0")
+    assert judge.verdict_of(EXPECTED, frame(on_gpu), SPEC).failure == (
+        "test 'a': output on cuda, expected cpu")
 
 
 def test_solved_needs_tests_all_passed_and_no_failure() -> None:
@@ -363,6 +385,36 @@ async def test_a_hanging_reference_is_killed(monkeypatch: pytest.MonkeyPatch) ->
     assert str(error.value) == "the reference timed out"
     assert error.value.__cause__ is None and error.value.__suppress_context__
     assert proc.events == ["kill", "wait"]
+
+
+def _touched() -> dict[str, torch.Tensor]:
+    TOUCHED.append("unpickled")
+    return {"r.out": torch.ones(1)}
+
+
+TOUCHED: list[str] = []
+
+
+class Evil:
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_touched, ())
+
+
+def test_records_are_loaded_as_weights_only() -> None:
+    TOUCHED.clear()
+    evil = pack({"i": 0, "name": "evil"}, _save(Evil()))  # type: ignore[arg-type]
+    assert judge.parse_records(evil) == []
+    assert TOUCHED == []
+
+
+def test_our_own_code_is_judged_locally() -> None:
+    spec = JudgeSpec(tests="def cases():\n    yield 'two', (torch.ones(2, 3), 4)\n", call="f")
+    expected = judge.reference_locally(spec, "def f(x, k):\n    return x * k\n")
+    right = judge.judge_locally(spec, "def f(x, k):\n    return k * x\n", expected)
+    assert (right.passed, right.total, right.failure, right.solved, right.device) == (1, 1, None, True, "cpu")
+    wrong = judge.judge_locally(spec, "def f(x, k):\n    return x + k\n", expected, deadline_s=5.0)
+    assert (wrong.passed, wrong.failure) == (
+        0, "test 'two' (inputs 2×3, int): output: max abs error 1 (allowed 1e-05 + 0.0001·|expected|)")
 
 
 def test_the_reference_computed_locally_gives_its_records() -> None:
