@@ -801,3 +801,221 @@ async def test_a_bwrap_slot_without_seccomp_passes_no_filter(monkeypatch: pytest
     theirs.close()
     slot._proc = None
     await slot.close()
+
+
+# ---- one job, end to end, against a fake template ----------------------------------------------
+
+
+async def readable(sock: socket.socket) -> None:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock.fileno())
+
+
+class Template:
+    """The template's end of the control socket, and the job child it 'forks'."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.fork: dict[str, Any] = {}
+        self.code: bytes | None = None
+        self.seen: list[dict[str, Any]] = []
+        self.job: socket.socket | None = None
+        self.out = self.err = -1
+
+    def reply(self, message: dict[str, Any]) -> None:
+        self.sock.send(json.dumps({"job": self.fork["job"], **message}).encode())
+
+    async def next_message(self) -> dict[str, Any]:
+        await readable(self.sock)
+        message: dict[str, Any] = json.loads(self.sock.recv(65536))
+        self.seen.append(message)
+        return message
+
+    async def forked(self) -> None:
+        await readable(self.sock)
+        data, fds, _, _ = socket.recv_fds(self.sock, 65536, 3)
+        self.fork = json.loads(data)
+        self.job = socket.socket(fileno=fds[0])
+        self.out, self.err = fds[1], fds[2]
+        self.reply({"op": "forked"})
+
+    async def hello(self) -> None:
+        assert self.job is not None
+        self.job.send(b"hi")
+        await readable(self.job)
+        self.code = self.job.recv(65536)
+
+    def finish(self) -> None:
+        assert self.job is not None
+        self.job.close()
+        os.close(self.out)
+        os.close(self.err)
+
+
+async def job_against(slot: Slot, limits: Limits,
+                      child: Callable[[Template], Awaitable[None]]) -> tuple[RawOutcome, Template]:
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    mine.setblocking(False)
+    theirs.setblocking(False)
+    slot._ctl = mine
+    slot._proc = LiveProc()  # type: ignore[assignment]
+    template = Template(theirs)
+
+    async def serve() -> None:
+        await template.forked()
+        await child(template)
+
+    task = asyncio.ensure_future(serve())
+    try:
+        result = await asyncio.wait_for(slot.run("job-1", "print('hi')", limits), 10)
+        await asyncio.wait_for(task, 10)
+    finally:
+        task.cancel()
+        theirs.close()
+        slot._proc = None
+        await slot.close()
+    return result, template
+
+
+async def test_a_job_runs_through_the_template_protocol() -> None:
+    slot = Slot(0, FULL, gpu=H200)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        os.write(t.out, b"hello\n")
+        os.write(t.err, b"warning\n")
+        assert t.job is not None
+        t.job.send(b"gpu_max_allocated_bytes=2048")
+        t.finish()
+        t.reply({"op": "exit", "status": 256, "maxrss_kb": 777})
+
+    result, template = await job_against(slot, LIMITS, child)
+    assert template.fork == {**slot._fork_request(LIMITS), "job": 1}
+    assert template.code == b"print('hi')"
+    assert (result.exit_code, result.killed, result.stdout, result.stderr, result.output_over_cap) == (
+        1, None, b"hello\n", b"warning\n", False)
+    assert (result.peak_rss_kb, result.gpu_max_allocated_bytes, result.kernel_limits) == (777, 2048, False)
+    assert 0 < result.duration_s < 5
+    assert template.seen == []  # per-job scratch: nothing to clean
+    assert (slot.busy, slot._job, slot._seq) == (False, None, 1)
+
+
+async def test_a_shared_scratch_is_cleaned_after_the_job() -> None:
+    slot = Slot(2, WEAK_USER)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        t.finish()
+        t.reply({"op": "exit", "status": 0})
+        assert await t.next_message() == {"op": "clean", "dirs": slot._dirs_to_clean()}
+        t.reply({"op": "cleaned"})
+
+    result, template = await job_against(slot, LIMITS, child)
+    assert (result.exit_code, result.stdout, result.peak_rss_kb) == (0, b"", None)
+    assert [m["op"] for m in template.seen] == ["clean"]
+
+
+async def test_a_job_past_its_wall_time_is_killed() -> None:
+    slot = Slot(0, FULL)
+    limits = Limits(timeout_s=0.05, output_cap_bytes=100)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        os.write(t.out, b"working")
+        assert await t.next_message() == {"op": "kill"}
+        t.finish()
+        t.reply({"op": "exit", "status": 9, "maxrss_kb": 5})
+
+    result, _ = await job_against(slot, limits, child)
+    assert (result.exit_code, result.killed, result.stdout) == (-9, "timeout", b"working")
+    assert 0.05 <= result.duration_s < 5
+
+
+async def test_output_over_the_cap_stops_the_job() -> None:
+    slot = Slot(0, FULL)
+    limits = Limits(timeout_s=5.0, output_cap_bytes=10)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        os.write(t.out, b"0123456789abcdef")
+        assert await t.next_message() == {"op": "kill"}
+        t.finish()
+        t.reply({"op": "exit", "status": 9})
+
+    result, _ = await job_against(slot, limits, child)
+    assert (result.killed, result.stdout, result.output_over_cap) == ("output", b"0123456789", True)
+
+
+async def test_a_cancelled_job_is_killed_and_reported_cancelled() -> None:
+    slot = Slot(0, FULL)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        await slot.cancel()
+        assert await t.next_message() == {"op": "kill"}
+        t.finish()
+        t.reply({"op": "exit", "status": 9})
+
+    result, _ = await job_against(slot, LIMITS, child)
+    assert (result.killed, result.exit_code) == ("cancelled", -9)
+
+
+async def test_a_child_that_dies_before_hello_gets_no_code() -> None:
+    slot = Slot(0, FULL)
+
+    async def child(t: Template) -> None:
+        t.finish()
+        t.reply({"op": "exit", "status": 11})
+
+    result, template = await job_against(slot, LIMITS, child)
+    assert (template.code, result.exit_code, result.killed) == (None, -11, None)
+
+
+async def test_the_job_joins_its_cgroup_and_the_cgroup_is_emptied(monkeypatch: pytest.MonkeyPatch) -> None:
+    slot = Slot(0, FULL, cgroups=MECHANISM)
+    cgroup = FakeCgroup(oom=1, peak=8192 * 1024)
+
+    def new_cgroup(limits: Limits) -> FakeCgroup:
+        slot.cgroup = cgroup  # type: ignore[assignment]
+        return cgroup
+
+    monkeypatch.setattr(slot, "_new_cgroup", new_cgroup)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        t.finish()
+        t.reply({"op": "exit", "status": 9})
+
+    result, template = await job_against(slot, LIMITS, child)
+    assert cgroup.events == [("add", os.getpid()), "kill_all", "remove"]
+    assert (result.killed, result.peak_rss_kb, result.kernel_limits) == ("memory", 8192, True)
+    assert template.fork["cgroup"] is True
+
+
+async def test_processes_that_will_not_die_lose_the_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    slot = Slot(0, FULL, cgroups=MECHANISM)
+    cgroup = FakeCgroup(dies=False)
+
+    def new_cgroup(limits: Limits) -> FakeCgroup:
+        slot.cgroup = cgroup  # type: ignore[assignment]
+        return cgroup
+
+    async def no_restart() -> bool:
+        return False
+
+    monkeypatch.setattr(slot, "_new_cgroup", new_cgroup)
+    monkeypatch.setattr(slot, "_restart", no_restart)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        t.finish()
+        t.reply({"op": "exit", "status": 0})
+
+    result, _ = await job_against(slot, LIMITS, child)
+    assert result == sandbox._crashed(False)
+    assert cgroup.events[-1] == "remove"
