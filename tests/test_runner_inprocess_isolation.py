@@ -66,9 +66,10 @@ def test_python_roots_are_the_installs_outside_usr_without_nesting(
 def host(monkeypatch: pytest.MonkeyPatch) -> None:
     """A host with merged /bin and /lib, a real /sbin and /lib64, two of the /etc files, two
     NVIDIA device nodes, and Python installed in /opt/py with a venv under /tmp."""
-    links = {"/bin": "usr/bin", "/lib": "usr/lib"}
-    dirs = {"/sbin", "/lib64", "/bin", "/lib"}
-    files = {"/etc/ld.so.cache", "/etc/localtime"}
+    links = {"/bin": "usr/bin", "/lib": "usr/lib", "/libx32": "usr/libx32"}
+    dirs = {"/sbin", "/lib64", "/lib32", "/bin", "/lib"}
+    files = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+             "/etc/alternatives"}
     monkeypatch.setattr(isolation.os.path, "islink", lambda p: p in links)
     monkeypatch.setattr(isolation.os, "readlink", lambda p: links[p])
     monkeypatch.setattr(isolation.os.path, "isdir", lambda p: p in dirs)
@@ -86,9 +87,13 @@ CAPS = ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "C
         "--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_FOWNER"]
 FILESYSTEM = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
               "--ro-bind", "/sbin", "/sbin", "--symlink", "usr/lib", "/lib",
-              "--ro-bind", "/lib64", "/lib64",
+              "--ro-bind", "/lib32", "/lib32", "--ro-bind", "/lib64", "/lib64",
+              "--symlink", "usr/libx32", "/libx32",
               "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
+              "--ro-bind", "/etc/ld.so.conf", "/etc/ld.so.conf",
+              "--ro-bind", "/etc/ld.so.conf.d", "/etc/ld.so.conf.d",
               "--ro-bind", "/etc/localtime", "/etc/localtime",
+              "--ro-bind", "/etc/alternatives", "/etc/alternatives",
               "--proc", "/proc", "--dev", "/dev",
               "--size", str(64 * 1024 * 1024), "--perms", "0755", "--tmpfs", "/tmp",
               "--size", "1048576", "--perms", "0755", "--tmpfs", "/dev/shm",
@@ -184,7 +189,7 @@ def test_a_working_probe_passes_the_filter_and_closes_it(monkeypatch: pytest.Mon
     assert args[args.index("--size") + 1] == str(8 * 1024 * 1024)
     assert args[args.index("--clearenv"):] == ["--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--chdir",
                                                "/tmp", "--", sys.executable, "-c", "import os"]
-    assert "--dev-bind" not in args
+    assert "--dev-bind" not in args and "/sys" not in args
     assert kwargs == {"capture_output": True, "timeout": 30, "check": False, "pass_fds": (fd,)}
     assert closed(fd)
 

@@ -43,10 +43,11 @@ def test_a_crash_outcome_says_whether_the_template_is_back() -> None:
 def test_metadata_keeps_known_integer_keys_only(caplog: pytest.LogCaptureFixture) -> None:
     data = (b"gpu_max_allocated_bytes=12\nnone=0\n\nfoo=1\ngpu_max_allocated_bytes=-5\n"
             b"gpu_max_allocated_bytes=12345678901234567\ngpu_max_allocated_bytes\xff=1\n"
+            b"gpu_max_allocated_bytes=\xd9\xa1\xd9\xa2\n"  # digits, but not ASCII ones
             b"gpu_max_allocated_bytes=1234567890123456\n")
     with caplog.at_level(logging.WARNING, logger="runner.sandbox"):
         assert sandbox.parse_meta(data) == {"gpu_max_allocated_bytes": 1234567890123456}
-    assert [r.getMessage() for r in caplog.records] == ["ignored 4 malformed metadata line(s) from a job"]
+    assert [r.getMessage() for r in caplog.records] == ["ignored 5 malformed metadata line(s) from a job"]
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="runner.sandbox"):
         assert sandbox.parse_meta(b"none=0\n\ngpu_max_allocated_bytes=7") == {"gpu_max_allocated_bytes": 7}
@@ -217,7 +218,7 @@ async def test_output_is_cut_at_the_cap_stdout_first() -> None:
 
 async def test_the_kernels_counters_decide_memory_processes_and_peak() -> None:
     slot = Slot(0, FULL, cgroups=MECHANISM)
-    slot.cgroup = FakeCgroup(oom=1, pids=2, peak=4096 * 1024)  # type: ignore[assignment]
+    slot.cgroup = FakeCgroup(oom=1, pids=1, peak=4096 * 1024)  # type: ignore[assignment]
     oom = await outcome(slot, {"status": 9, "maxrss_kb": 100})
     assert (oom.killed, oom.pids_limited, oom.peak_rss_kb, oom.kernel_limits) == ("memory", True, 4096, True)
     assert (await outcome(slot, {"status": 9}, stop="memory")).killed == "memory"
@@ -363,6 +364,14 @@ async def test_a_kill_without_a_template_is_quiet() -> None:
     assert slot._job.killed
 
 
+async def test_a_kill_after_the_template_went_away_is_quiet(wired: tuple[Slot, socket.socket]) -> None:
+    slot, theirs = wired
+    theirs.close()
+    slot._job = _Job(1)
+    slot._kill()  # the send fails with EPIPE
+    assert slot._job.killed
+
+
 async def test_output_is_read_until_both_pipes_close() -> None:
     slot = Slot(0, FULL)
     job = slot._job = _Job(100)
@@ -470,6 +479,29 @@ async def test_a_large_metadata_message_is_cut_and_a_closed_channel_ignored(
         slot._on_meta(mine)
     finally:
         mine.close()
+
+
+class BrokenSocket:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def recv(self, size: int) -> bytes:
+        raise ConnectionResetError("reset")
+
+
+async def test_a_broken_metadata_channel_is_dropped() -> None:
+    slot = Slot(0, FULL)
+    job = slot._job = _Job(100)
+    r, w = os.pipe()
+    try:
+        slot._on_meta(BrokenSocket(r))  # type: ignore[arg-type]
+        assert (bytes(job.meta), job.meta_messages) == (b"", 0)
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 async def test_the_oom_event_stops_the_job_as_memory() -> None:
@@ -654,9 +686,10 @@ async def test_close_kills_a_running_template_and_drops_the_job_cgroup() -> None
     with pytest.raises(OSError):
         os.fstat(oom_fd)
     theirs.close()
+    slot._scratch = str(Path(os.devnull).parent / "torchdrill-test-gone-scratch")
     exited = slot._proc = FakeProc(returncode=0)  # type: ignore[assignment]
     await slot.close()
-    assert exited.events == []  # type: ignore[union-attr]
+    assert exited.events == [] and slot._scratch is None  # type: ignore[union-attr]
     gone = slot._proc = FakeProc(gone=True)  # type: ignore[assignment]
     await slot.close()
     assert gone.events == ["kill", "wait"]  # type: ignore[union-attr]
@@ -679,6 +712,18 @@ async def test_each_job_gets_a_fresh_cgroup_with_its_limits(tmp_path: Path) -> N
     slot._drop_cgroup()
     assert slot.cgroup is None
     assert Slot(0, FULL)._new_cgroup(LIMITS) is None
+
+
+async def test_a_v1_job_cgroup_brings_its_oom_eventfd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    efd = os.eventfd(0)
+    monkeypatch.setattr(sandbox.JobCgroup, "oom_eventfd", lambda self: efd)
+    slot = Slot(0, FULL, cgroups=Mechanism(2, tmp_path / "t", tmp_path / "t", True))
+    slot._new_cgroup(LIMITS)
+    assert slot._oom_fd == efd
+    slot._drop_cgroup()
+    assert slot._oom_fd is None
+    with pytest.raises(OSError):
+        os.fstat(efd)
 
 
 async def test_supervise_numbers_the_job_and_always_drops_its_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -713,6 +758,9 @@ def fake_template(monkeypatch: pytest.MonkeyPatch, ready: dict[str, Any] | None)
         fds = kwargs["pass_fds"]
         calls.append([os.readlink(f"/proc/self/fd/{fd}") for fd in fds[1:]])
         theirs = socket.socket(fileno=os.dup(fds[0]))
+        assert theirs.type == socket.SOCK_SEQPACKET and theirs.family == socket.AF_UNIX
+        if len(fds) > 1:
+            calls.append(os.read(fds[1], 100))  # the job filter, read from its start
         if ready is not None:
             theirs.send(json.dumps(ready).encode())
         calls.append(theirs)
@@ -738,6 +786,7 @@ async def test_a_weak_slot_starts_the_zygote_directly(monkeypatch: pytest.Monkey
                       "env": slot._env(control, None), "pass_fds": [control], "start_new_session": True}
     assert filters == []
     assert (slot.torch_warm, slot.torch_version, slot.cuda_version) == (True, "2.13.0+cpu", None)
+    assert slot._ctl is not None and slot._ctl.getblocking() is False
     assert [r.getMessage() for r in caplog.records] == ["slot 1 (cpu) ready, torch 2.13.0+cpu preloaded: True"]
     with pytest.raises(OSError):
         os.fstat(control)  # the template's end is closed here
@@ -754,7 +803,8 @@ async def test_a_full_slot_starts_the_zygote_in_bubblewrap_with_both_filters(
     slot = Slot(0, FULL, gpu=H200, disk_mb=8)
     with caplog.at_level(logging.INFO, logger="runner.sandbox"):
         await slot.start()
-    (cmd, kwargs), filters, theirs = calls
+    (cmd, kwargs), filters, job_filter, theirs = calls
+    assert job_filter == b"job filter"
     control, bpf, seccomp = kwargs["pass_fds"]
     assert filters == ["/memfd:torchdrill-job-seccomp (deleted)", "/memfd:fake-sandbox-filter (deleted)"]
     assert kwargs["env"] == {}
@@ -775,6 +825,20 @@ async def test_a_full_slot_starts_the_zygote_in_bubblewrap_with_both_filters(
     for fd in (control, bpf, seccomp):
         with pytest.raises(OSError):
             os.fstat(fd)
+    theirs.close()
+    slot._proc = None
+    await slot.close()
+
+
+async def test_a_full_level_without_bwrap_starts_the_zygote_directly(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = fake_template(monkeypatch, {"op": "ready", "torch": 1, "torch_version": "2.13.0",
+                                        "cuda_version": "12.8"})
+    slot = Slot(0, Isolation(Level.FULL, None, True))
+    await slot.start()
+    (cmd, kwargs), _, theirs = calls
+    assert cmd == (sys.executable, "-I", str(ZYGOTE_SOURCE))
+    assert kwargs["env"]["TORCHDRILL_NAMESPACED"] == "1"
+    assert (slot.torch_warm, slot.torch_version, slot.cuda_version) == (True, "2.13.0", "12.8")
     theirs.close()
     slot._proc = None
     await slot.close()
