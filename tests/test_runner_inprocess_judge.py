@@ -407,11 +407,16 @@ def test_records_are_loaded_as_weights_only() -> None:
     assert TOUCHED == []
 
 
-def test_our_own_code_is_judged_locally() -> None:
+def test_our_own_code_is_judged_locally(capsys: pytest.CaptureFixture[str]) -> None:
     spec = JudgeSpec(tests="def cases():\n    yield 'two', (torch.ones(2, 3), 4)\n", call="f")
     expected = judge.reference_locally(spec, "def f(x, k):\n    return x * k\n")
     right = judge.judge_locally(spec, "def f(x, k):\n    return k * x\n", expected)
     assert (right.passed, right.total, right.failure, right.solved, right.device) == (1, 1, None, True, "cpu")
+    assert capsys.readouterr().out == ""  # the result line is returned, not printed
+    slow = judge.judge_locally(spec, "import time\ndef f(x, k):\n    time.sleep(2)\n    return k * x\n",
+                               expected, deadline_s=0.2)
+    assert (slow.passed, slow.failure) == (
+        0, "test 'two' (inputs 2×3, int): no result (the code exited or was stopped before this test)")
     wrong = judge.judge_locally(spec, "def f(x, k):\n    return x + k\n", expected, deadline_s=5.0)
     assert (wrong.passed, wrong.failure) == (
         0, "test 'two' (inputs 2×3, int): output: max abs error 1 (allowed 1e-05 + 0.0001·|expected|)")

@@ -905,6 +905,7 @@ class Template:
         data, fds, _, _ = socket.recv_fds(self.sock, 65536, 3)
         self.fork = json.loads(data)
         self.job = socket.socket(fileno=fds[0])
+        assert self.job.type == socket.SOCK_SEQPACKET
         self.out, self.err = fds[1], fds[2]
         self.reply({"op": "forked"})
 
@@ -997,7 +998,7 @@ async def test_a_job_past_its_wall_time_is_killed() -> None:
 
     result, _ = await job_against(slot, limits, child)
     assert (result.exit_code, result.killed, result.stdout) == (-9, "timeout", b"working")
-    assert 0.05 <= result.duration_s < 5
+    assert 0.05 <= result.duration_s < 0.9
 
 
 async def test_output_over_the_cap_stops_the_job() -> None:
@@ -1045,6 +1046,7 @@ async def test_the_job_joins_its_cgroup_and_the_cgroup_is_emptied(monkeypatch: p
     cgroup = FakeCgroup(oom=1, peak=8192 * 1024)
 
     def new_cgroup(limits: Limits) -> FakeCgroup:
+        assert limits == LIMITS
         slot.cgroup = cgroup  # type: ignore[assignment]
         return cgroup
 
@@ -1061,7 +1063,8 @@ async def test_the_job_joins_its_cgroup_and_the_cgroup_is_emptied(monkeypatch: p
     assert template.fork["cgroup"] is True
 
 
-async def test_processes_that_will_not_die_lose_the_template(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_processes_that_will_not_die_lose_the_template(monkeypatch: pytest.MonkeyPatch,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
     slot = Slot(0, FULL, cgroups=MECHANISM)
     cgroup = FakeCgroup(dies=False)
 
@@ -1080,6 +1083,56 @@ async def test_processes_that_will_not_die_lose_the_template(monkeypatch: pytest
         t.finish()
         t.reply({"op": "exit", "status": 0})
 
-    result, _ = await job_against(slot, LIMITS, child)
+    with caplog.at_level(logging.WARNING, logger="runner.sandbox"):
+        result, _ = await job_against(slot, LIMITS, child)
     assert result == sandbox._crashed(False)
     assert cgroup.events[-1] == "remove"
+    assert [r.getMessage() for r in caplog.records] == [
+        "slot 0: sandbox lost during job job-1: the job's processes would not die"]
+
+
+async def test_the_kernels_oom_event_stops_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    slot = Slot(0, FULL, cgroups=MECHANISM)
+    cgroup = FakeCgroup()
+    efd = os.eventfd(0, os.EFD_NONBLOCK)
+
+    def new_cgroup(limits: Limits) -> FakeCgroup:
+        slot.cgroup = cgroup  # type: ignore[assignment]
+        slot._oom_fd = efd
+        return cgroup
+
+    monkeypatch.setattr(slot, "_new_cgroup", new_cgroup)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        os.eventfd_write(efd, 1)
+        assert await t.next_message() == {"op": "kill"}
+        t.finish()
+        t.reply({"op": "exit", "status": 9})
+
+    result, _ = await job_against(slot, Limits(timeout_s=5.0), child)
+    assert (result.killed, result.exit_code) == ("memory", -9)
+    assert slot._oom_fd is None
+    with pytest.raises(OSError):
+        os.fstat(efd)
+
+
+async def test_a_template_that_ignores_the_kill_is_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "REPLY_TIMEOUT_S", 0.05)
+    slot = Slot(0, FULL)
+
+    async def no_restart() -> bool:
+        return False
+
+    monkeypatch.setattr(slot, "_restart", no_restart)
+
+    async def child(t: Template) -> None:
+        await t.hello()
+        assert await t.next_message() == {"op": "kill"}
+        t.finish()
+
+    result, _ = await job_against(slot, Limits(timeout_s=0.05), child)
+    assert result == sandbox._crashed(False)
+    current = asyncio.current_task()
+    await asyncio.sleep(0)
+    assert [t for t in asyncio.all_tasks() if t is not current and not t.done()] == []
