@@ -26,7 +26,7 @@ from bot.core.play.challenge_desk import challenge_message
 from bot.core.play.daily import DailyPosting
 from bot.core.play.drill import Drill
 from bot.observability.metrics import REGISTRY
-from tests.board_helpers import answer_daily
+from tests.board_helpers import answer_daily, player
 from tests.conftest import RecordingPublisher
 
 ADA = Who("discord", "g1", "u-ada", "Ada")  # the workspace of board_helpers' players
@@ -103,11 +103,12 @@ async def test_an_unknown_command_is_named_with_the_platforms_help(desk: Command
     assert notice_of(typed) == "I don't know /nosuch — try /drill-help."
     valued = await desk.execute_values(member(), ("nosuch", "sub"), {"x": 1})
     assert notice_of(valued) == "I don't know /nosuch — try /drill-help."
+    assert notice_of(await desk.execute_text(member(), "/Xray", "")) == "I don't know /Xray — try /drill-help."
     console = await desk.execute_text(Caller(ADA, HERE, words=Words(prefix="")), "nosuch", "")
     assert notice_of(console) == "I don't know nosuch — try help."
     warned = [(r.getMessage(), r.command) for r in caplog.records if r.name == "bot.core.commands.dispatch"]
     assert warned == [("unknown command", "/nosuch"), ("unknown command", "nosuch"),
-                      ("unknown command", "nosuch")]
+                      ("unknown command", "/Xray"), ("unknown command", "nosuch")]
 
 
 async def test_a_command_name_is_found_whatever_its_case_and_slash(desk: CommandDesk) -> None:
@@ -285,6 +286,12 @@ async def test_quiz_and_review_take_their_options(desk: CommandDesk) -> None:
         "Quiz 1/1 · Tensors · ★☆☆", True, ["A", "B", "C", "D"])
     hard = await desk.execute_text(member(BO), "quiz", "optimization count:3 difficulty:3")
     assert hard.title == "Quiz 1/3 · Optimizers and schedulers · ★★★"
+    # the test library: each topic has one difficulty, so either option alone names the topic
+    for topic, difficulty, title in (("tensors", 1, "Tensors · ★☆☆"), ("autograd", 2, "Autograd · ★★☆"),
+                                     ("optimization", 3, "Optimizers and schedulers · ★★★")):
+        by_topic = await desk.execute_text(member(), "quiz", f"{topic} count:1")
+        by_difficulty = await desk.execute_text(member(), "quiz", f"difficulty:{difficulty} count:1")
+        assert (by_topic.title, by_difficulty.title) == (f"Quiz 1/1 · {title}", f"Quiz 1/1 · {title}")
     assert notice_of(await desk.execute_text(member(), "quiz", "banks:community")) == (
         "no questions match in this community's banks")
     review = await desk.execute_text(member(), "review", "count:2")
@@ -330,6 +337,19 @@ async def test_stats_adds_solved_challenges_per_topic(desk: CommandDesk) -> None
     assert shown.plain().splitlines()[-1] == (
         f"🧩 Challenges solved: {TOPICS['autograd']} 1, {TOPICS['tensors']} 2")
     assert await desk.stats_of(ADA, None) == shown
+    retired = autograd.model_copy(update={"id": "retired-1", "topic": "retired-topic"})  # a topic since dropped
+    await desk.challenges.record(ADA, retired, solved=True)
+    assert (await desk.stats_of(ADA, None)).plain().splitlines()[-1] == (
+        f"🧩 Challenges solved: {TOPICS['autograd']} 1, retired-topic 1, {TOPICS['tensors']} 2")
+
+
+async def test_stats_in_a_channel_shows_its_streak_and_the_button_every_channels(
+        desk: CommandDesk, drill: Drill, publisher: RecordingPublisher) -> None:
+    await answer_daily(drill, publisher, {1: True}, Where("discord", "g1", "c-2", "random"))
+    here = (await desk.execute_text(member(player(1)), "stats", "")).plain().splitlines()
+    everywhere = (await desk.press(player(1), Action(Verb.PROGRESS, 1).encode())).reply.plain().splitlines()
+    assert here[:2] == ["**Stats for Player 1**", "**1** answered · **100%** correct · streak **0** (best 0)"]
+    assert everywhere[:2] == ["**Stats for Player 1**", "**1** answered · **100%** correct · streak **1** (best 1)"]
 
 
 async def test_leaderboard_passes_scope_period_group_chart_and_the_platforms_word(
@@ -411,6 +431,12 @@ async def test_challenge_actions_use_the_platforms_names(desk: CommandDesk, publ
         "You have no open challenge. Start one with /drill-challenge.")
     board = await desk.execute_text(member(), "challenge", "board")
     assert board.plain() == "**🧩 Challenges board · this server**\nNo solves yet. Be the first: /challenge"
+    await desk.challenges.record(BO, BANK.challenges[0], solved=True)
+    await desk.challenges.record(Who("discord", "g2", "u-zed", "Zed"), BANK.challenges[1], solved=True)
+    await desk.challenges.record(Who("slack", "g1", "u-sam", "Sam"), BANK.challenges[1], solved=True)
+    board = await desk.execute_text(member(), "challenge", "board")
+    assert board.plain() == ("**🧩 Challenges board · this server**\n"
+                             f"1. Bo — {BANK.challenges[0].points} pts · 1 solved")
     mine = await desk.execute_text(member(), "challenge", "mine")
     assert (mine.title, mine.plain().splitlines()[1]) == ("🧩 Your challenges", f"Solved 0 of {len(BANK.challenges)}.")
     assert notice_of(await desk.execute_text(member(), "challenge", "week")) == (

@@ -229,6 +229,16 @@ async def test_submit_code_judges_a_submit_and_runs_anything_else(world: World) 
     assert [r.code for r in world.queue.requests] == ["print(1)"]
 
 
+async def test_submit_code_hands_the_code_and_the_channel_to_the_judge(world: World, monkeypatch) -> None:
+    challenge = await open_challenge(world.desk)
+    judge = Judge(Message().text("⏳ queued"))
+    monkeypatch.setattr(world.desk.challenges, "submit", judge)
+    channel = Channel("ack-9")
+    assert await world.desk.submit_code(member(), "submit", "def f(): return 2", channel) is None  # type: ignore[arg-type]
+    assert [call[3:5] for call in judge.calls] == [("def f(): return 2", "ack-9")]
+    assert [a.title for a in channel.posted] == [f"🧩 Ada submitted a solution to {challenge.title}"]
+
+
 # ---- /submit: judged challenges ------------------------------------------------------------------
 
 async def test_submit_refusals_before_anything_is_public(world: World) -> None:
