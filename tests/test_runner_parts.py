@@ -6,17 +6,21 @@ applies, and requests from an older bot."""
 from __future__ import annotations
 
 import asyncio
+import stat
 import uuid
+from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
 
+from runner import uids
 from runner.isolation import Isolation, Level
-from runner.jobs import Device, JobRequest, Limits
+from runner.jobs import Device, JobRequest, JobResult, JobState, Limits
 from runner.pool import GPUS_BUSY_NOTE, NO_CPU_SLOT_NOTE, NO_GPU_NOTE, LocalPool
 from runner.redis_queue import _drain
 from runner.sandbox import Gpu
 from runner.settings import RunnerSettings
+from runner.versions import Runtime
 from tests.test_runner_cli import REDIS_URL
 
 WEAK = Isolation(Level.WEAK, bwrap=None, root=False, problem="a test double: no slot is started")
@@ -71,6 +75,54 @@ def test_the_worker_applies_every_limit_it_is_configured_with() -> None:
 def test_a_request_without_reply_routing_or_limits_still_reads() -> None:
     request = JobRequest.from_dict({"code": "print(1)", "requester": "console:local:me"})
     assert request == JobRequest(code="print(1)", requester="console:local:me", reply_to={})
+
+
+def test_a_challenges_limits_and_a_results_figures_cross_the_queue() -> None:
+    """Requests and results travel through Redis as dicts: nothing may be lost on the way."""
+    request = JobRequest(code="f()", requester="slack:T1:U1", reply_to={"thread_of": "9"},
+                         device=Device.CPU, limits={"timeout_s": 5.0, "memory_mb": 512.0})
+    assert JobRequest.from_dict(request.to_dict()) == request
+    result = JobResult("j1", request, JobState.DONE, stdout="ok\n", duration_s=1.25, peak_rss_mb=80.0)
+    assert JobResult.from_dict(result.to_dict()) == result
+    older = {"job_id": "j2", "request": request.to_dict(), "state": "done"}  # a worker that sent less
+    assert (JobResult.from_dict(older).duration_s, JobResult.from_dict(older).device_used) == (0.0, "cpu")
+
+
+def test_a_runtime_nobody_could_read_says_so() -> None:
+    assert Runtime(None, None, (), None).describe() == (
+        "torch unknown (CUDA none), devices: none; banks verified with torch "
+        "unknown (content/verified.yaml missing)")
+
+
+def test_a_root_runner_runs_each_slot_as_its_own_uid_and_gives_the_range_back() -> None:
+    root = Isolation(Level.FULL, bwrap="/usr/bin/bwrap", root=True)
+    settings = RunnerSettings(cpu_slots=2, instance="parts-root", job_uid_base=4_000_000)
+    first = LocalPool(settings, isolation=root, gpus=[])
+    second = LocalPool(settings, isolation=root, gpus=[])  # another runner on the host
+    try:
+        assert first.uids is not None and second.uids is not None
+        assert [s.job_uid for s in first.slots] == [first.uids.start, first.uids.start + 1]
+        assert second.uids.start == first.uids.start + uids.RANGE  # never the same uids
+        start = first.uids.start
+        first.uids.release()
+        third = LocalPool(settings, isolation=root, gpus=[])
+        assert third.uids is not None and third.uids.start == start  # the freed range is reused
+        third.uids.release()
+    finally:
+        for held in (first, second):
+            if held.uids:
+                held.uids.release()
+    assert pool(cpu_slots=1, gpus=0).uids is None  # not root: one uid is all there is
+    assert pool(cpu_slots=1, gpus=0).slots[0].job_uid is None
+
+
+def test_the_uid_lock_folder_is_private(tmp_path: Path) -> None:
+    held = uids.claim(4_100_000, tmp_path / "locks")
+    try:
+        assert stat.S_IMODE((tmp_path / "locks").stat().st_mode) == 0o700
+        assert held.start == 4_100_000 and (tmp_path / "locks" / "4100000.lock").exists()
+    finally:
+        held.release()
 
 
 async def test_handed_back_results_keep_their_order_ahead_of_newer_ones() -> None:
