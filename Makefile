@@ -30,11 +30,11 @@ MUTANTS ?=
 MUTATE_CHILDREN ?= 2
 MUTATE_CORE_MARGIN ?= 3
 MUTATE_RUNNER_MARGIN ?= 6
-MUTATE_SEED ?= 2026
+MUTATE_SEED ?=
 MUTMUT := $(BIN)/pip install --quiet "mutmut==3.8.1"
 mutate: $(STAMP)
 	$(MUTMUT)
-	$(BIN)/python tools/mutate_sample.py --children $(MUTATE_CHILDREN) --seed $(MUTATE_SEED) \
+	$(BIN)/python tools/mutate_sample.py --children $(MUTATE_CHILDREN) $(if $(MUTATE_SEED),--seed $(MUTATE_SEED)) \
 		--core-margin $(MUTATE_CORE_MARGIN) --runner-margin $(MUTATE_RUNNER_MARGIN)
 
 mutate-all: $(STAMP)

@@ -99,3 +99,10 @@ def test_a_mutants_tests_run_fastest_module_first_keeping_each_module_together(t
     assert [i.nodeid for i in items] == [
         "tests/test_fast.py::c", "tests/test_fast.py::d", "tests/test_mid.py::f",
         "tests/test_slow.py::a", "tests/test_slow.py::b", "tests/test_unmeasured.py::e"]
+
+
+def test_the_seed_follows_the_code_and_the_tests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here = sample.default_seed()
+    assert here == sample.default_seed() and here != 2026  # this checkout: its trees decide
+    monkeypatch.chdir(tmp_path)  # not a git checkout: the fixed fallback
+    assert sample.default_seed() == 2026

@@ -7,15 +7,18 @@ tree's score, and its error is known: each area's sample is sized so that its 95
 at most the points asked whatever the score (worst case p = 0.5, with the finite-population
 correction), and the report prints the interval that the results give. The runner's margin is
 wider by default: its mutants cost ten times the core's (their tests start real sandboxes).
-The seed is fixed so two runs on the same commit try the same mutants; `make mutate-all` runs
-every mutant.
+The seed comes from the git trees of the code and the tests: a rerun of the same code and tests
+tries the same mutants, and any change to either draws a new sample, so tests written against
+one sample's survivors are measured on mutants they were not written for. `make mutate-all`
+runs every mutant.
 
-    python tools/mutate_sample.py [--core-margin 3] [--runner-margin 6] [--seed 2026] [--children 2]
+    python tools/mutate_sample.py [--core-margin 3] [--runner-margin 6] [--seed N] [--children 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -58,6 +61,15 @@ def generate() -> list[str]:
     return sorted(names)
 
 
+def default_seed() -> int:
+    """The seed for this code and these tests (the trees git keeps for them); 2026 outside git."""
+    trees = subprocess.run(["git", "rev-parse", "HEAD:bot/core", "HEAD:runner", "HEAD:tests"],
+                           capture_output=True, text=True, check=False)
+    if trees.returncode != 0:
+        return 2026
+    return int(hashlib.sha256(trees.stdout.encode()).hexdigest()[:8], 16)
+
+
 def choose(names: list[str], margins: dict[str, float], seed: int) -> list[str]:
     """A uniform sample of each area's mutants; ``margins`` maps the area to its 95% margin."""
     rng = random.Random(seed)
@@ -74,7 +86,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--core-margin", type=float, default=3.0, help="95%% margin of bot/core, in points")
     p.add_argument("--runner-margin", type=float, default=6.0, help="95%% margin of runner/, in points")
-    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--seed", type=int, help="default: from the git trees of bot/core, runner and tests")
     p.add_argument("--children", type=int, default=2)
     args = p.parse_args()
     margins = {"bot.core": args.core_margin / 100, "runner": args.runner_margin / 100}
@@ -84,7 +96,8 @@ def main() -> int:
     if not names:
         print("mutmut wrote no mutants: check [tool.mutmut] in pyproject.toml", file=sys.stderr)
         return 1
-    chosen = choose(names, margins, args.seed)
+    seed = default_seed() if args.seed is None else args.seed
+    chosen = choose(names, margins, seed)
     SAMPLE_FILE.write_text("\n".join(chosen) + "\n")
     mutmut = str(Path(sys.executable).with_name("mutmut"))
     subprocess.run([mutmut, "run", "--max-children", str(args.children), *chosen], check=False)
