@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+import subprocess
 from collections import Counter
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -102,7 +103,22 @@ def test_a_mutants_tests_run_fastest_module_first_keeping_each_module_together(t
 
 
 def test_the_seed_follows_the_code_and_the_tests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    here = sample.default_seed()
-    assert here == sample.default_seed() and here != 2026  # this checkout: its trees decide
-    monkeypatch.chdir(tmp_path)  # not a git checkout: the fixed fallback
-    assert sample.default_seed() == 2026
+    monkeypatch.chdir(tmp_path)
+    assert sample.default_seed() == 2026  # not a git checkout: the fixed fallback
+
+    def commit(path: str, text: str) -> int:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", path], check=True)
+        return sample.default_seed()
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    commit("bot/core/a.py", "x = 1\n")
+    commit("runner/b.py", "y = 1\n")
+    first = commit("tests/test_a.py", "def test_a(): pass\n")
+    assert commit("README.md", "docs\n") == first  # the same code and tests: the same mutants
+    changed = commit("tests/test_a.py", "def test_a(): assert 1\n")
+    assert changed != first
+    assert commit("bot/core/a.py", "x = 2\n") not in (first, changed)
