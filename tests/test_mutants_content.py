@@ -7,6 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.core.content.bank import Library, fenced_code, load_bank, parse_bank
+from bot.core.content.community import Suggested, check_bank_text, check_suggestion, question_yaml
+from bot.core.content.keys import Outcome, key_failures
+from bot.core.content.lint import library_targets, prose
+from bot.core.model.topics import TOPICS
 
 P = Path("up.yaml")
 
@@ -108,3 +112,92 @@ def test_a_builtin_only_community_gets_no_own_questions() -> None:
 def test_two_backticks_are_no_code() -> None:
     assert fenced_code("``") is None
     assert fenced_code("`x`") == "x"
+
+
+# ---- community uploads ---------------------------------------------------------------------
+
+def _check(text: str | bytes) -> tuple[list[str], list[str]]:
+    checked = check_bank_text(text, "up.yaml", Library())
+    return checked.errors, checked.warnings
+
+
+CARD = ("  - id: c1\n    kind: flashcard\n    topic: tensors\n    difficulty: 1\n"   # lines 5-8
+        "    prompt: P\n    answer: A\n    explanation: E\n")                        # lines 9-11
+
+
+def test_upload_not_utf8_names_its_line() -> None:
+    assert _check(b"bank: b1\ntitle: T\n\xff\n") == (
+        ["line 3: not UTF-8 text; re-save the file as UTF-8"], [])
+
+
+def test_upload_with_an_alias_inside_itself() -> None:
+    assert _check("bank: b1\ntitle: T\nx: &a [*a]\nquestions: []\n") == (
+        ["line 3: an alias refers to itself"], [])
+
+
+def test_upload_without_questions() -> None:
+    assert _check("bank: b1\ntitle: T\nquestions: []\n") == (["line 1: the bank has no questions"], [])
+
+
+def test_upload_with_a_long_title() -> None:
+    assert _check(f"bank: b1\ntitle: {'t' * 151}\nquestions:\n" + CARD) == (
+        ["line 1: title is over 150 characters"], [])
+
+
+def test_upload_with_an_overlong_snippet_points_at_its_code_key() -> None:
+    text = _bank(CARD + f"    code:\n      - title: T\n        code: {'x' * 4001}\n")
+    assert _check(text) == (["line 14: c1: code is 4,001 characters; at most 4,000"], [])
+
+
+def test_flashcard_answer_and_explanation_are_linted_at_their_lines() -> None:
+    text = _bank(CARD.replace("answer: A", "answer: \"+ one\"")
+                 .replace("explanation: E", "explanation: calls __init__"))
+    assert _check(text) == ([
+        "line 10: c1: answer: line starts with '+ ' (renders as a bullet): '+ one'",
+        "line 11: c1: explanation: __init__ outside backticks (Discord underlines it)",
+    ], [])
+
+
+def test_prose_drops_code_spans() -> None:
+    assert prose("call `x.__init__` now") == "call  now"
+
+
+def test_suggestion_with_an_empty_choice_names_the_choice() -> None:
+    got = check_suggestion(prompt="P?", choices="*A; | because", explanation="E", topic="tensors",
+                           difficulty=1, slug="s1", builtin=Library())
+    assert got == Suggested(None, ["choice 1.text: String should have at least 1 character"])
+
+
+def test_question_yaml_moves_why_not_into_the_choices() -> None:
+    bank, problems = parse_bank(_bank(
+        "  - id: q1\n    kind: mcq\n    topic: tensors\n    difficulty: 2\n    prompt: P\n"
+        "    choices:\n      - A\n      - text: B\n        why_not: wrong\n"
+        "    answer: A\n    explanation: E\n"), P)
+    assert problems == [] and bank is not None
+    assert question_yaml(bank.questions) == [{
+        "id": "q1", "kind": "mcq", "topic": "tensors", "difficulty": 2, "prompt": "P",
+        "choices": [{"text": "A"}, {"text": "B", "why_not": "wrong"}], "answer": "A", "explanation": "E",
+    }]
+
+
+def test_a_run_that_did_not_finish() -> None:
+    bank, problems = parse_bank(_bank(
+        "  - id: q1\n    kind: mcq\n    topic: tensors\n    difficulty: 2\n    prompt: P\n"
+        "    choices:\n      - '1'\n      - text: '2'\n        why_not: wrong\n"
+        "    answer: '1'\n    explanation: E\n    check: stdout\n    code:\n      - code: print(1)\n"), P)
+    assert problems == [] and bank is not None
+    outcome = Outcome(returncode=None, stdout="", stderr="", seconds=1.0)
+    assert key_failures(bank.questions[0], outcome) == ["q1: check stdout: the run did not finish"]
+
+
+def test_library_targets_name_each_figure() -> None:
+    bank, problems = parse_bank(_bank(
+        CARD + "  - id: q1\n    kind: mcq\n    topic: tensors\n    difficulty: 3\n    prompt: P\n"
+        "    choices:\n      - A\n      - text: B\n        why_not: wrong\n"
+        "    answer: A\n    explanation: E\n"), P)
+    assert problems == [] and bank is not None
+    targets = library_targets(Library(banks=[bank]))
+    assert [(t.name, t.value) for t in targets[1:4:2]] == [
+        ("difficulty 3 >= 30% of MCQs", "1 (100%)"),
+        ("flashcards in every topic", "none in: " + ", ".join(t for t in TOPICS if t != "tensors")),
+    ]
