@@ -192,7 +192,7 @@ def test_a_run_that_did_not_finish() -> None:
 
 def test_library_targets_name_each_figure() -> None:
     bank, problems = parse_bank(_bank(
-        CARD + "  - id: q1\n    kind: mcq\n    topic: tensors\n    difficulty: 3\n    prompt: P\n"
+        CARD + "  - id: q1\n    kind: mcq\n    topic: autograd\n    difficulty: 3\n    prompt: P\n"
         "    choices:\n      - A\n      - text: B\n        why_not: wrong\n"
         "    answer: A\n    explanation: E\n"), P)
     assert problems == [] and bank is not None
