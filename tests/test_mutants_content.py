@@ -11,6 +11,7 @@ from bot.core.content.community import Suggested, check_bank_text, check_suggest
 from bot.core.content.keys import Outcome, key_failures
 from bot.core.content.lint import library_targets, prose
 from bot.core.model.topics import TOPICS
+from bot.core.render import question_header
 
 P = Path("up.yaml")
 
@@ -201,3 +202,10 @@ def test_library_targets_name_each_figure() -> None:
         ("difficulty 3 >= 30% of MCQs", "1 (100%)"),
         ("flashcards in every topic", "none in: " + ", ".join(t for t in TOPICS if t != "tensors")),
     ]
+
+
+def test_question_header_of_an_untitled_kind() -> None:
+    bank, _ = parse_bank(_bank(CARD), P)
+    assert bank is not None
+    assert question_header(bank.questions[0], "other") == "Question · Tensors · ★☆☆"
+    assert question_header(bank.questions[0], "quiz", "2/5") == "Quiz 2/5 · Tensors · ★☆☆"
