@@ -209,3 +209,11 @@ def test_question_header_of_an_untitled_kind() -> None:
     assert bank is not None
     assert question_header(bank.questions[0], "other") == "Question · Tensors · ★☆☆"
     assert question_header(bank.questions[0], "quiz", "2/5") == "Quiz 2/5 · Tensors · ★☆☆"
+
+
+def test_too_many_questions_counts_the_broken_ones() -> None:
+    """Bug fix: 150 broken entries and 60 good ones were refused as "60 questions" (at most 200)."""
+    good = "".join(f"  - {{id: c{i}, kind: flashcard, topic: tensors, difficulty: 1, prompt: P, "
+                   "answer: A, explanation: E}\n" for i in range(60))
+    assert _check(_bank("  - x\n" * 150 + good)) == (
+        ["line 1: 210 questions; a community bank holds at most 200"], [])
