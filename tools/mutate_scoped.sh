@@ -3,7 +3,7 @@
 #
 #   tools/mutate_scoped.sh answers|reveal|boards|daily|runner
 #
-# `make mutate` covers all of bot/core and runner/ with every test; on the 2-core machine one
+# `make mutate-all` covers all of bot/core and runner/ with every test; on the 2-core machine one
 # area at a time is what fits. A preset narrows pyproject's [tool.mutmut] for the run only
 # (only_mutate: the area's files; the test selection: the tests that reach them, without the
 # multi-second subprocess tests), runs the area's mutant-name globs with one child, prints the
