@@ -1,0 +1,55 @@
+"""Survivors of the sampled mutation run of 2026-12-04 in bot/core/progress (stats, groups) and
+bot/core/render/progress: the exact /stats text a member reads (per-topic accuracy, mastery,
+weakest topics, group footer)."""
+
+from __future__ import annotations
+
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where
+from bot.core.play.drill import Drill
+from bot.core.play.posts import order_of
+from bot.storage.models import Post
+from tests.test_core_boards_reveal import C1, C2, who
+
+
+async def answer_revealed(drill: Drill, publisher: object, where: Where, topic: str, right: bool,
+                          kind: str = "now") -> None:
+    """Player 1 answers a channel question of `topic`, then it is revealed (settled)."""
+    posted = await drill.ask(where, publisher, topic=topic, kind=kind)  # type: ignore[arg-type]
+    async with drill.db.read() as s:
+        post = await s.get(Post, posted.post_id)
+        assert post is not None
+        key = order_of(post).index(drill.library[post.question_id].answer_index)
+    drill.clock.advance(1)
+    await drill.handle_action(who(1), Action(Verb.PICK, posted.post_id, key if right else (key + 1) % 4).encode())
+    await drill.reveal_post(posted.post_id, where, publisher)  # type: ignore[arg-type]
+    if kind == "daily":
+        drill.clock.advance(24 * 3600)
+
+
+async def test_stats_show_per_topic_accuracy_mastery_weakest_and_groups(drill: Drill, publisher: object) -> None:
+    for topic, right in [("tensors", True), ("tensors", True), ("tensors", False),
+                         ("optimization", True), ("optimization", False)]:
+        await answer_revealed(drill, publisher, C1, topic, right)
+    for _ in range(2):  # two daily questions in a row in the other channel: streak 2 there only
+        await answer_revealed(drill, publisher, C2, "autograd", True, kind="daily")
+    await drill.boards.group(who(1), "create", "Owls")
+    await drill.boards.group(who(1), "create", "Ants")
+    await drill.boards.group(who(2), "create", "Cats")  # player 1 is not in it
+    topic_lines = [
+        "Autograd: 100% of 2 · mastery 2/7",  # 4 MCQs + 3 flashcards in the test bank
+        "Optimizers and schedulers: 50% of 2 · mastery 1/4",
+        "Tensors: 67% of 3 · mastery 2/4",
+        "Weakest: Optimizers and schedulers, Tensors, Autograd — try /review",
+    ]
+    here = (await drill.practice.stats(who(1), C1)).plain().splitlines()
+    # in c1 (no daily question there) the streak is c1's own: none
+    assert here[:6] == ["**Stats for Player 1**", "**7** answered · **71%** correct · streak **0** (best 0)",
+                        *topic_lines]
+    assert here[6].endswith(". Active on 2 of the last 84 days. Streak 0 (best 0).")
+    assert here[7:] == ["_Groups: Ants, Owls_"]
+    anywhere = (await drill.practice.stats(who(1))).plain().splitlines()  # e.g. in a DM: best of all channels
+    assert anywhere[:6] == ["**Stats for Player 1**", "**7** answered · **71%** correct · streak **2** (best 2)",
+                            *topic_lines]
+    assert anywhere[6].endswith(". Active on 2 of the last 84 days. Streak 2 (best 2).")
+    assert anywhere[6].startswith("Progress of Player 1: Autograd 100% correct, recall ")
