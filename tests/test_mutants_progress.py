@@ -4,11 +4,13 @@ weakest topics, group footer)."""
 
 from __future__ import annotations
 
+from sqlalchemy import update
+
 from bot.core.model.actions import Action, Verb
 from bot.core.model.identity import Where
 from bot.core.play.drill import Drill
 from bot.core.play.posts import order_of
-from bot.storage.models import Post
+from bot.storage.models import Answer, Post
 from tests.test_core_boards_reveal import C1, C2, who
 
 
@@ -53,3 +55,12 @@ async def test_stats_show_per_topic_accuracy_mastery_weakest_and_groups(drill: D
                             *topic_lines]
     assert anywhere[6].endswith(". Active on 2 of the last 84 days. Streak 2 (best 2).")
     assert anywhere[6].startswith("Progress of Player 1: Autograd 100% correct, recall ")
+
+
+async def test_stats_of_a_topic_no_longer_in_the_banks_show_zero_available(drill: Drill, publisher: object) -> None:
+    await answer_revealed(drill, publisher, C1, "tensors", True)
+    async with drill.db.write() as s:  # its bank was since replaced by one without that topic
+        await s.execute(update(Answer).values(topic="losses"))
+    lines = (await drill.practice.stats(who(1), C1)).plain().splitlines()
+    assert lines[1:3] == ["**1** answered · **100%** correct · streak **0** (best 0)",
+                          "Loss functions: 100% of 1 · mastery 1/0"]
