@@ -4,12 +4,15 @@ weakest topics, group footer)."""
 
 from __future__ import annotations
 
+from datetime import date
+
 from sqlalchemy import update
 
 from bot.core.model.actions import Action, Verb
 from bot.core.model.identity import Where
 from bot.core.play.drill import Drill
 from bot.core.play.posts import order_of
+from bot.core.progress.chart_data import Calendar, GroupChart
 from bot.storage.models import Answer, Post
 from tests.test_core_boards_reveal import C1, C2, who
 
@@ -64,3 +67,14 @@ async def test_stats_of_a_topic_no_longer_in_the_banks_show_zero_available(drill
     lines = (await drill.practice.stats(who(1), C1)).plain().splitlines()
     assert lines[1:3] == ["**1** answered · **100%** correct · streak **0** (best 0)",
                           "Loss functions: 100% of 1 · mastery 1/0"]
+
+
+def test_calendar_counts_the_first_monday_too() -> None:
+    cal = Calendar(date(2026, 11, 2), (3, 1, 0, 0, 0, 0, 2))
+    assert [cal.count_on(date(2026, 11, d)) for d in (1, 2, 3, 8, 9)] == [0, 3, 1, 2, 0]
+
+
+def test_group_chart_alt_text_of_a_group_without_members_activity() -> None:
+    chart = GroupChart("Owls", (("tensors", 0.5, None),), ())
+    assert chart.alt_text() == ("Group Owls: accuracy per topic: Tensors group 50% vs this channel –. "
+                                "Activity over 0 weeks: none.")
