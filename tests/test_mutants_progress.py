@@ -4,15 +4,16 @@ weakest topics, group footer)."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 from sqlalchemy import update
 
 from bot.core.model.actions import Action, Verb
-from bot.core.model.identity import Where
+from bot.core.model.identity import Where, channel_row
 from bot.core.play.drill import Drill
 from bot.core.play.posts import order_of
 from bot.core.progress.chart_data import Calendar, GroupChart
+from bot.core.progress.digest import digest_message, weekly_digest
 from bot.storage.models import Answer, Post
 from tests.test_core_boards_reveal import C1, C2, who
 
@@ -78,3 +79,27 @@ def test_group_chart_alt_text_of_a_group_without_members_activity() -> None:
     chart = GroupChart("Owls", (("tensors", 0.5, None),), ())
     assert chart.alt_text() == ("Group Owls: accuracy per topic: Tensors group 50% vs this channel –. "
                                 "Activity over 0 weeks: none.")
+
+
+async def test_digest_names_the_weakest_topic_with_enough_answers(drill: Drill, publisher: object) -> None:
+    # this week in c1: tensors 3 of 3 right, autograd 1 of 3, optimization 0 of 2 (too few to name)
+    for topic, picks in (("tensors", {1: True, 2: True, 3: True}), ("autograd", {1: True, 2: False, 3: False}),
+                         ("optimization", {1: False, 2: False})):
+        posted = await drill.ask(C1, publisher, topic=topic, kind="daily")  # type: ignore[arg-type]
+        async with drill.db.read() as s:
+            post = await s.get(Post, posted.post_id)
+            assert post is not None
+            key = order_of(post).index(drill.library[post.question_id].answer_index)
+        for n, right in picks.items():
+            drill.clock.advance(1)
+            await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, key if right else (key + 1) % 4).encode())
+        await drill.reveal_post(posted.post_id, C1, publisher)  # type: ignore[arg-type]
+    today = drill.clock.now().date()
+    async with drill.db.write() as s:
+        pk = (await channel_row(s, C1)).id
+        digest = await weekly_digest(s, drill.library, pk, "UTC", today - timedelta(days=today.weekday()))
+    lines = digest_message(digest).plain().splitlines()
+    assert lines[3:5] == [
+        "🎯 **Accuracy per topic:** Optimizers and schedulers 0% (2) · Autograd 33% (3) · Tensors 100% (3)",
+        "Weakest topic: **Autograd**, a good pick for /quiz.",
+    ]
