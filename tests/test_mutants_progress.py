@@ -8,8 +8,12 @@ from datetime import date, timedelta
 
 from sqlalchemy import update
 
+from bot.core import render
+from bot.core.content.bank import Library
 from bot.core.model.actions import Action, Verb
 from bot.core.model.identity import Where, channel_row
+from bot.core.model.messages import truncate
+from bot.core.model.topics import normalize_topic
 from bot.core.play.drill import Drill
 from bot.core.play.posts import order_of
 from bot.core.progress.chart_data import Calendar, GroupChart
@@ -103,3 +107,15 @@ async def test_digest_names_the_weakest_topic_with_enough_answers(drill: Drill, 
         "🎯 **Accuracy per topic:** Optimizers and schedulers 0% (2) · Autograd 33% (3) · Tensors 100% (3)",
         "Weakest topic: **Autograd**, a good pick for /quiz.",
     ]
+
+
+def test_a_question_of_another_kind_is_headed_question(library: Library) -> None:
+    assert render.question_header(library["t-mcq-4"], "challenge", "2/5") == "Question 2/5 · Autograd · ★★☆"
+
+
+def test_a_long_text_is_cut_with_a_visible_note() -> None:
+    assert truncate("abcdefghij" * 5, 20) == ("abcdef\n… (truncated)", True)
+
+
+def test_topics_are_accepted_with_underscores() -> None:
+    assert normalize_topic(" NN_Modules ") == "nn-modules"
