@@ -1,13 +1,23 @@
-"""Survivors of the sampled mutation run of 2026-12-04 in bot/core/play/runs.py: a result of
-another kind of job (a judged /challenge) goes to its own desk, not to the channel as a plain
-/run result."""
+"""Survivors of the sampled mutation run of 2026-12-04 in bot/core/play/runs.py and weekly.py:
+a result of another kind of job (a judged /challenge) goes to its own desk, an explained error
+without a library, and the weekly digest post's link to the hardest question and its button."""
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
+from bot.core.model.actions import Action, Verb
+from bot.core.model.identity import Where, channel_row
+from bot.core.play.daily import DailyPosting
+from bot.core.play.drill import Drill
 from bot.core.play.runs import RunDesk, result_message
+from bot.core.play.weekly import WeeklyKind, WeeklyPosting
+from bot.storage.models import Post
 from runner.explain import explain
 from runner.jobs import JobRequest, JobResult, JobState
 from tests.test_mutants_runs import Channel, Runner
+from tests.test_weekly_challenge import BANK, Platform
+from tests.test_weekly_digest import HERE, two_weeks
 
 REPLY = {"platform": "discord", "workspace": "g1", "channel_id": "c1", "user_id": "u1"}
 
@@ -40,3 +50,32 @@ def test_an_explained_error_without_a_library_has_no_practice_list() -> None:
     assert lines[0] == "**❌ Failed**"
     assert f"**Fix:** {explanation.fix}" in lines
     assert not any(line.startswith("**Practise this**") for line in lines)
+
+
+class LinkingPlatform(Platform):
+    """A platform that makes links to its messages (as Slack and Discord do)."""
+
+    async def permalink(self, where: Where, ref: str) -> str:
+        return f"https://chat.example/{where.channel_id}/{ref}"
+
+
+async def test_the_digest_links_the_hardest_question_and_its_button_opens_progress(drill: Drill,
+                                                                                   publisher: object) -> None:
+    q = await two_weeks(drill, publisher)
+    platform = LinkingPlatform()
+    await DailyPosting(drill, platform).set_schedule(HERE, at="09:00", timezone="UTC")
+    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "mon", "09:00")
+    drill.clock.advance(days=6, hours=20)  # Mon 16 Mar, after 09:00: the digest of the week of 9 Mar
+    async with drill.db.write() as session:
+        pk = (await channel_row(session, HERE)).id
+        # the hardest question of that week is C (1 of 3 right); its post in the channel:
+        ref = await session.scalar(select(Post.platform_ref).where(Post.question_id == q["c"]))
+    claim_id = await weekly.fire(pk, WeeklyKind.DIGEST)
+    assert claim_id is not None and ref
+    [(_, message, _, _)] = [m for m in platform.messages if m[2]]
+    hardest = [line for line in message.plain().splitlines() if line.startswith("🧠")]
+    assert hardest == [f"🧠 **Hardest question:** “{drill.library[q['c']].prompt}” (1 of 3 right, 33%; posted Mon 09 Mar)"
+                       f" · its thread: https://chat.example/c1/{ref}"]
+    assert [(b.action_id, b.label) for b in message.buttons] == [
+        (Action(Verb.PROGRESS, claim_id).encode(), "📈 My progress")]
