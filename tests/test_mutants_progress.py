@@ -4,6 +4,7 @@ weakest topics, group footer)."""
 
 from __future__ import annotations
 
+import random
 from datetime import date, timedelta
 
 from sqlalchemy import update
@@ -16,6 +17,7 @@ from bot.core.model.messages import truncate
 from bot.core.model.topics import normalize_topic
 from bot.core.play.drill import Drill
 from bot.core.play.posts import order_of
+from bot.core.play.selection import next_for_channel
 from bot.core.progress.chart_data import Calendar, GroupChart
 from bot.core.progress.digest import digest_message, weekly_digest
 from bot.storage.models import Answer, Post
@@ -119,3 +121,14 @@ def test_a_long_text_is_cut_with_a_visible_note() -> None:
 
 def test_topics_are_accepted_with_underscores() -> None:
     assert normalize_topic(" NN_Modules ") == "nn-modules"
+
+
+async def test_a_pool_never_repeats_before_it_is_exhausted_whatever_other_pools_served(drill: Drill) -> None:
+    tensors = [q for q in drill.library.questions if q.topic == "tensors"]  # t-mcq-0, 3, 6, 9
+    rng = random.Random(7)
+    async with drill.db.write() as s:
+        channel = await channel_row(s, C1)
+        for _ in range(3):  # another pool of the same channel has served three of them
+            await next_for_channel(s, channel.id, tensors, "topic:tensors", rng)
+        picked = [(await next_for_channel(s, channel.id, tensors, "all", rng)).id for _ in range(4)]
+    assert sorted(picked) == ["t-mcq-0", "t-mcq-3", "t-mcq-6", "t-mcq-9"]
