@@ -1,6 +1,8 @@
-"""Survivors of the sampled mutation run of 2026-12-04 in bot/core/progress (stats, groups) and
-bot/core/render/progress: the exact /stats text a member reads (per-topic accuracy, mastery,
-weakest topics, group footer)."""
+"""Survivors of the sampled mutation run of 2026-12-04 in bot/core/progress (stats, groups, digest,
+chart_data), bot/core/render (stats text, question header), bot/core/model (truncate, topics),
+play/practice.py and play/selection.py: the exact /stats text a member reads (per-topic accuracy,
+mastery, weakest topics, streaks, group footer), the digest's weakest topic, alt texts, and a
+channel pool that never repeats before it is exhausted."""
 
 from __future__ import annotations
 
@@ -128,7 +130,9 @@ async def test_a_pool_never_repeats_before_it_is_exhausted_whatever_other_pools_
     rng = random.Random(7)
     async with drill.db.write() as s:
         channel = await channel_row(s, C1)
-        for _ in range(3):  # another pool of the same channel has served three of them
-            await next_for_channel(s, channel.id, tensors, "topic:tensors", rng)
-        picked = [(await next_for_channel(s, channel.id, tensors, "all", rng)).id for _ in range(4)]
+        picked = []
+        for other, mine in ((3, 2), (2, 2)):  # another pool of the channel serves, and starts anew
+            for _ in range(other):
+                await next_for_channel(s, channel.id, tensors, "topic:tensors", rng)
+            picked += [(await next_for_channel(s, channel.id, tensors, "all", rng)).id for _ in range(mine)]
     assert sorted(picked) == ["t-mcq-0", "t-mcq-3", "t-mcq-6", "t-mcq-9"]
