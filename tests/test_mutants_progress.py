@@ -136,3 +136,8 @@ async def test_a_pool_never_repeats_before_it_is_exhausted_whatever_other_pools_
                 await next_for_channel(s, channel.id, tensors, "topic:tensors", rng)
             picked += [(await next_for_channel(s, channel.id, tensors, "all", rng)).id for _ in range(mine)]
     assert sorted(picked) == ["t-mcq-0", "t-mcq-3", "t-mcq-6", "t-mcq-9"]
+
+
+def test_topic_autocomplete_matches_the_slug_too(drill: Drill) -> None:
+    assert drill.topic_choices(" Optimiza") == [("optimization", "Optimizers and schedulers")]
+
