@@ -13,7 +13,7 @@ from sqlalchemy import event
 from bot.core.content.community import check_bank_text
 from bot.core.model.actions import Verb
 from bot.core.model.identity import Who, channel_row, member_ref
-from bot.core.play.daily import ScheduleError, parse_time
+from bot.core.play.daily import ScheduleError, parse_time, parse_weekdays
 from bot.core.play.posts import public_view
 from bot.core.play.runs import result_message
 from bot.core.progress.chart_data import calendar_of
@@ -70,6 +70,15 @@ def test_am_pm_hours_go_from_one_to_twelve(value: str) -> None:
         parse_time(value)
     assert str(refused.value) == f"invalid time {value!r}: the hour must be 1-12 with am/pm"
     assert parse_time("12pm") == "12:00" and parse_time("12am") == "00:00" and parse_time("1pm") == "13:00"
+
+
+@pytest.mark.parametrize(("said", "days"), [
+    ("weekends", ["sat", "sun"]), ("Weekdays", ["mon", "tue", "wed", "thu", "fri"]),
+    ("workdays", ["mon", "tue", "wed", "thu", "fri"]), ("daily", ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]),
+    ("every day", ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]), ("all", ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]),
+])
+def test_named_day_sets_an_admin_may_type(said: str, days: list[str]) -> None:
+    assert parse_weekdays(said) == days
 
 
 async def test_a_quiet_weeks_digest_chart_is_titled_without_a_top(drill, publisher) -> None:
