@@ -391,6 +391,9 @@ async def test_daily_subcommands_as_an_admin_reads_them(desk: CommandDesk, chang
         "**Daily question scheduled**\n"
         "▶ active · 08:30 Europe/Berlin on mon,wed · Autograd · built-in banks only · reveal after 2 h "
         "or at the next post\nNext question: Mon 09 Mar 08:30 CET")
+    elsewhere = admin(where=Where("discord", "g1", "c-2", "random"))  # the default banks: not named
+    assert (await desk.execute_text(elsewhere, "daily", "schedule 08:30 tz:UTC days:mon")).plain().splitlines()[1] == (
+        "▶ active · 08:30 UTC on mon · all topics · reveal after 12 h or at the next post")
     assert notice_of(await desk.execute_text(admin(), "daily", "pause")) == "Daily questions paused."
     assert notice_of(await desk.execute_text(admin(), "daily", "status")).startswith("⏸ paused · 08:30")
     assert notice_of(await desk.execute_text(admin(), "daily", "resume")) == "Daily questions resumed."
