@@ -271,6 +271,7 @@ class Bank:
     # question id -> its raw YAML mapping (with line marks), so lints can point at any field
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     header_line: int = 1
+    entries: int = 0  # question entries in the file, the broken ones too (a bank's size limit)
 
     def line_of(self, question_id: str, *loc: str | int) -> int:
         """Line of a field of a question, e.g. ``line_of(qid, "choices", 2, "why_not")``."""
@@ -453,6 +454,7 @@ def parse_bank(text: str, path: Path) -> tuple[Bank | None, list[Problem]]:
     )
     seen: dict[str, int] = {}
     raw_questions = raw["questions"]
+    bank.entries = len(raw_questions)
     for index, raw_q in enumerate(raw_questions):
         line = raw_q.get("__line__", 1) if isinstance(raw_q, dict) else 1
         if not isinstance(raw_q, dict):

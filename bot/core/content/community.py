@@ -125,9 +125,8 @@ def check_bank_text(data: bytes | str, filename: str, builtin: Library) -> Check
     bank, problems = parse_bank(text, Path(filename))
     if bank is None:
         return Checked(None, [_line(p) for p in problems])
-    entries = len(yaml.safe_load(text)["questions"])  # broken entries count too
-    if entries > MAX_QUESTIONS_PER_BANK:
-        return Checked(None, [f"line {bank.header_line}: {entries} questions; "
+    if bank.entries > MAX_QUESTIONS_PER_BANK:
+        return Checked(None, [f"line {bank.header_line}: {bank.entries} questions; "
                               f"a community bank holds at most {MAX_QUESTIONS_PER_BANK}"])
     if not bank.questions and not problems:
         problems.append(Problem(bank.path, bank.header_line, "the bank has no questions"))
