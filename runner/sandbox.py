@@ -125,6 +125,17 @@ class _Job:
             self.request_stop("output")
 
 
+async def readable(sock: socket.socket) -> None:
+    """Wait until ``sock`` has data (or its peer closed) without blocking the event loop."""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock.fileno())
+
+
 class Slot:
     def __init__(self, index: int, isolation: Isolation, *, gpu: Gpu | None = None,
                  job_uid_base: int = 61000, disk_mb: int = 64, warm: bool = True,
@@ -406,13 +417,7 @@ class Slot:
 
     async def _hello(self, sock: socket.socket) -> int | None:
         """The child's host pid, from the kernel (SCM_CREDENTIALS); None if it died first."""
-        loop = asyncio.get_running_loop()
-        ready = loop.create_future()
-        loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
-        try:
-            await ready
-        finally:
-            loop.remove_reader(sock.fileno())
+        await readable(sock)
         data, ancillary, _, _ = sock.recvmsg(64, socket.CMSG_SPACE(struct.calcsize("3i")))
         if not data:
             return None

@@ -22,7 +22,7 @@ from runner import sandbox
 from runner.cgroups import Counters, Mechanism
 from runner.isolation import ZYGOTE_IN_SANDBOX, ZYGOTE_SOURCE, Isolation, Level, python_roots
 from runner.jobs import Limits
-from runner.sandbox import Gpu, RawOutcome, SandboxCrashed, Slot, _Job
+from runner.sandbox import Gpu, RawOutcome, SandboxCrashed, Slot, _Job, readable
 
 FULL = Isolation(Level.FULL, "/usr/bin/bwrap", True, seccomp=True)
 WEAK_ROOT = Isolation(Level.WEAK, None, True)
@@ -868,16 +868,6 @@ async def test_a_bwrap_slot_without_seccomp_passes_no_filter(monkeypatch: pytest
 
 
 # ---- one job, end to end, against a fake template ----------------------------------------------
-
-
-async def readable(sock: socket.socket) -> None:
-    loop = asyncio.get_running_loop()
-    ready = loop.create_future()
-    loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
-    try:
-        await ready
-    finally:
-        loop.remove_reader(sock.fileno())
 
 
 class Template:
