@@ -32,14 +32,18 @@ def collect(text: str, only: set[str] | None = None) -> dict[str, Counter[str]]:
     return per_module
 
 
+def ran_of(counts: Counter[str]) -> int:
+    return sum(n for status, n in counts.items() if status not in IGNORED)
+
+
 def score(counts: Counter[str]) -> float | None:
-    ran = sum(n for status, n in counts.items() if status not in IGNORED)
+    ran = ran_of(counts)
     return 100 * sum(counts[s] for s in KILLED) / ran if ran else None
 
 
 def interval(counts: Counter[str]) -> tuple[float, float]:
     """Wilson 95% interval of the score, in percent: the sample's estimate of the whole area."""
-    ran = sum(n for status, n in counts.items() if status not in IGNORED)
+    ran = ran_of(counts)
     killed = sum(counts[s] for s in KILLED)
     z = 1.96
     p = killed / ran
@@ -73,12 +77,11 @@ def main() -> int:
         value = score(groups[name])
         if value is None:
             continue
-        ran = sum(n for status, n in groups[name].items() if status not in IGNORED)
         estimate = ""
         if only is not None:
             low, high = interval(groups[name])
             estimate = f", whole-tree estimate {low:.1f}-{high:.1f}% (95%)"
-        print(f"{name}: {value:.1f}% of {ran} mutants (target {floor:.0f}%){estimate}")
+        print(f"{name}: {value:.1f}% of {ran_of(groups[name])} mutants (target {floor:.0f}%){estimate}")
         failed |= value < floor
     if only is not None:
         missing = sum(counts["not checked"] for counts in per_module.values())
