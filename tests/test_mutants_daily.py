@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -437,3 +438,24 @@ async def test_every_platform_call_names_the_channel(channel) -> None:
     await send_or_find(channel, HERE, "msg", delivery, retry=True)  # type: ignore[arg-type]
     await find_sent(channel, HERE, delivery)
     assert channel.wheres == [("publish", "c1"), ("find_sent", "c1"), ("publish_once", "c1"), ("find_sent", "c1")]
+
+
+async def test_the_drills_seed_decides_the_daily_questions_and_their_order(daily, channel, drill, clock) -> None:
+    """Same seed, same days: the same questions with the same shuffled choices, which is what
+    makes a run of the bot reproducible (the console's and the tests' seeded drills)."""
+    there = Where("discord", "g1", "c2", "other")
+    shown: dict[str, list[tuple[str, str]]] = {}
+    for where in (HERE, there):
+        drill.rng = random.Random(11)
+        await daily.set_schedule(where, at="09:00", timezone="UTC")
+        day = clock.now()
+        for _ in range(5):
+            await daily.post_now(where)
+            clock.advance(days=1)
+        clock.set(day)
+        async with drill.db.write() as s:
+            channel_pk = (await channel_row(s, where)).id
+            posts = await s.scalars(select(Post).where(Post.channel_id == channel_pk).order_by(Post.id))
+            shown[where.channel_id] = [(p.question_id, p.choice_order) for p in posts]
+    assert len({q for q, _ in shown["c1"]}) == 5  # five different questions (1 in 95,040 by chance)
+    assert shown["c1"] == shown["c2"]

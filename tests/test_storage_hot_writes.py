@@ -19,6 +19,7 @@ from bot.core.model.clock import FakeClock
 from bot.core.model.identity import Where, Who
 from bot.core.play import answers
 from bot.core.play.drill import Drill
+from bot.core.progress import srs
 from bot.storage.db import Database
 from bot.storage.models import Answer, SrsCard
 from tests.conftest import RecordingPublisher
@@ -157,12 +158,21 @@ async def test_a_cached_post_still_refuses_after_its_reveal_and_updates_an_exist
         row = await session.get(Post, again.post_id)
         row.question_id, row.platform_ref = question_id, "m-again"  # type: ignore[union-attr]
     await pick(drill, again.post_id, 0, ANA)  # caches the post
+    async with drill.db.read() as session:
+        ben_id = list(await session.scalars(
+            select(Answer.member_id).where(Answer.post_id == post.post_id).order_by(Answer.id)))[1]
+        before = await session.get(SrsCard, (ben_id, question_id))
     assert (await pick(drill, again.post_id, 0, ben)).recorded
     async with drill.db.read() as session:
-        reps = await session.scalar(select(SrsCard.reps).where(SrsCard.question_id == question_id,
-                                                               SrsCard.member_id != 0)
-                                    .order_by(SrsCard.reps.desc()).limit(1))
-    assert reps == 2
+        card = await session.get(SrsCard, (ben_id, question_id))
+        answer = (await session.scalars(select(Answer).where(Answer.post_id == again.post_id,
+                                                             Answer.member_id == ben_id))).one()
+    # the second review of ben's card, not a new card's first review
+    expected = srs.next_card(ben_id, question_id, before.state, before.reps,
+                             srs.rating_for(answer.correct), answer.answered_at)
+    assert (card.reps, card.state) == (2, expected["state"])
+    assert card.state != srs.next_card(ben_id, question_id, None, 1, srs.rating_for(answer.correct),
+                                       answer.answered_at)["state"]
     await drill.reveal_post(again.post_id, HERE, publisher)
     late = await pick(drill, again.post_id, 2, cy)  # known, the post cached, but revealed
     assert not late.recorded
