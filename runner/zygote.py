@@ -55,7 +55,12 @@ class SockFprog(ctypes.Structure):
 
 
 def warm_up() -> bool:
-    """Import what snippets usually import, and run a tiny op so lazy imports are done."""
+    """Import what snippets usually import, and run a tiny op so lazy imports are done.
+
+    A GPU slot's template runs no backward pass: autograd's first backward starts its device
+    threads, which counts the CUDA devices and so initialises the CUDA driver in this process,
+    and a forked child can then never initialise CUDA ("CUDA error: initialization error",
+    seen on an H200 with torch 2.11). Its jobs pay that first backward themselves."""
     if os.environ.get("TORCHDRILL_WARM", "1") != "1":
         return False
     try:
@@ -70,8 +75,11 @@ def warm_up() -> bool:
         import multiprocessing.pool  # noqa: F401
 
         import numpy  # noqa: F401
-    x = torch.randn(4, 4, requires_grad=True)
-    (x @ x).relu().sum().backward()
+    gpu_slot = bool(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    x = torch.randn(4, 4, requires_grad=not gpu_slot)
+    y = (x @ x).relu().sum()
+    if not gpu_slot:
+        y.backward()
     str(x)
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
     return True
