@@ -66,7 +66,9 @@ class Verdict:
 
 
 def forbidden_uses(code: str, forbid: tuple[str, ...]) -> list[str]:
-    """Forbidden names the code mentions: as names, attributes or strings (getattr tricks)."""
+    """Forbidden names the code uses: as attributes, imports, strings (getattr tricks), and bare
+    names it does not define itself (a star import) — a solution's own `def one_hot` and the
+    words of its docstrings are not uses. The harness also replaces each name at run time."""
     leaves: dict[str, str] = {}
     for name in forbid:  # one report per leaf name: torch.softmax and F.softmax are one rule
         leaves.setdefault(name.rpartition(".")[2], name)
@@ -75,19 +77,46 @@ def forbidden_uses(code: str, forbid: tuple[str, ...]) -> list[str]:
         tree = ast.parse(code)
     except SyntaxError:
         return []
+    own, docstrings = _own_names(tree), _docstrings(tree)
     for node in ast.walk(tree):
         word = None
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name) and node.id not in own:
             word = node.id
         elif isinstance(node, ast.Attribute):
             word = node.attr
         elif isinstance(node, ast.alias):
             word = node.name.rpartition(".")[2]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node not in docstrings:
             found.update(full for leaf, full in leaves.items() if leaf in node.value)
         if word in leaves:
             found.add(leaves[word])
     return sorted(found)
+
+
+def _own_names(tree: ast.AST) -> set[str]:
+    """Names the code binds itself: functions, classes, arguments, assignments, `as` names."""
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.add(node.name)
+        elif isinstance(node, ast.arg):
+            own.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            own.add(node.id)
+        elif isinstance(node, ast.alias) and node.asname:
+            own.add(node.asname)
+    return own
+
+
+def _docstrings(tree: ast.AST) -> set[ast.Constant]:
+    found: set[ast.Constant] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                found.add(first.value)
+    return found
 
 
 def build_program(spec: JudgeSpec, code: str, device: str = "cpu",

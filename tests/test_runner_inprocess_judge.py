@@ -52,11 +52,28 @@ def test_forbidden_names_are_found_as_names_attributes_imports_and_strings() -> 
         "torch.nn.functional.gelu"]
     assert judge.forbidden_uses("import torch.nn.functional.gelu as g", forbid) == [
         "torch.nn.functional.gelu"]
-    assert judge.forbidden_uses("einsum = 1\ngetattr(torch, 'soft' 'max')", forbid) == [
-        "einsum", "torch.softmax"]
+    assert judge.forbidden_uses("einsum(a, b)\ngetattr(torch, 'soft' 'max')", forbid) == [
+        "einsum", "torch.softmax"]  # a bare name it does not define: a star import
     assert judge.forbidden_uses("getattr(F, 'xx_gelu_yy')", forbid) == ["torch.nn.functional.gelu"]
     assert judge.forbidden_uses("y = x.relu()\nz = 'relu'\nn = 3", forbid) == []
     assert judge.forbidden_uses("def broken(:", forbid) == []
+
+
+def test_names_and_words_of_the_solution_itself_are_not_uses() -> None:
+    forbid = ("torch.nn.functional.one_hot", "torch.softmax")
+    own = ('def one_hot(labels, n):\n    """A one_hot without F.one_hot: softmax-free."""\n'
+           "    return (labels[:, None] == torch.arange(n)).float()\n"
+           "def softmax(x):\n    return x.exp() / x.exp().sum()\n"
+           "y = one_hot(t, 3)\nz = softmax(y)\n")
+    assert judge.forbidden_uses(own, forbid) == []
+    assert judge.forbidden_uses("def f(one_hot):\n    return one_hot + 1", forbid) == []
+    assert judge.forbidden_uses("import torch.nn.functional as one_hot\none_hot.relu(x)", forbid) == []
+    assert judge.forbidden_uses(own + "w = F.one_hot(t)", forbid) == ["torch.nn.functional.one_hot"]
+    assert judge.forbidden_uses(own + "print('uses one_hot')", forbid) == ["torch.nn.functional.one_hot"]
+    assert judge.forbidden_uses("from torch.nn.functional import *\ny = one_hot(t)", forbid) == [
+        "torch.nn.functional.one_hot"]
+    assert judge.forbidden_uses("from torch.nn.functional import one_hot as oh", forbid) == [
+        "torch.nn.functional.one_hot"]
 
 
 def test_the_program_is_the_harness_then_one_call() -> None:
