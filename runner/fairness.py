@@ -25,13 +25,17 @@ def already_active(job_id: str) -> JobRejected:
                        "or cancel it first")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def queue_full(cap: int) -> JobRejected:
-    return JobRejected(f"the queue is full ({cap} jobs waiting); please try again in a minute")
+    return JobRejected(f"the queue is full ({_count(cap, 'job')} waiting); please try again in a minute")
 
 
 def rate_limited(per_minute: int, retry_after_s: float) -> JobRejected:
     wait = max(1, math.ceil(retry_after_s))
-    return JobRejected(f"rate limit: at most {per_minute} runs per minute; "
+    return JobRejected(f"rate limit: at most {_count(per_minute, 'run')} per minute; "
                        f"try again in {wait} s")
 
 

@@ -144,7 +144,7 @@ async def test_queue_cap_and_rate_limit(tmp_path: Path) -> None:
         running = await service.submit(request(SLEEPY, "m:a"))
         await started(service, running.job_id)
         await service.submit(request("print(1)", "m:b"))
-        with pytest.raises(JobRejected, match=r"^the queue is full \(1 jobs waiting\); please try again in a minute$"):
+        with pytest.raises(JobRejected, match=r"^the queue is full \(1 job waiting\); please try again in a minute$"):
             await service.submit(request("print(1)", "m:c"))
         await service.cancel(running.job_id)
         await results.wait(running.job_id)

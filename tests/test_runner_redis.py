@@ -147,7 +147,7 @@ async def test_rate_limit_is_shared_through_redis(conf: RunnerSettings) -> None:
         async with bot(conf) as (other_replica, _):
             with pytest.raises(JobRejected) as info:
                 await other_replica.submit(req("print(2)", "u:a"))
-    assert "rate limit: at most 1 runs per minute; try again in" in info.value.message
+    assert "rate limit: at most 1 run per minute; try again in" in info.value.message
 
 
 async def test_cancel_running_job_stops_the_sandbox(conf: RunnerSettings) -> None:

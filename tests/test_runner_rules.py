@@ -69,3 +69,12 @@ def test_long_output_is_clipped_with_a_note_and_kept_whole() -> None:
     assert result.duration_s == 1.235 and result.peak_rss_mb == 2.0
     again = JobResult.from_dict(result.to_dict())
     assert again == result
+
+
+def test_refusals_count_in_words_members_read() -> None:
+    from runner.fairness import queue_full, rate_limited
+
+    assert queue_full(1).message == "the queue is full (1 job waiting); please try again in a minute"
+    assert queue_full(40).message == "the queue is full (40 jobs waiting); please try again in a minute"
+    assert rate_limited(1, 0.2).message == "rate limit: at most 1 run per minute; try again in 1 s"
+    assert rate_limited(6, 12.5).message == "rate limit: at most 6 runs per minute; try again in 13 s"
