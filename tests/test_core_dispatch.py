@@ -130,9 +130,9 @@ async def test_admin_commands_refuse_members_in_the_platforms_words(desk: Comman
         assert notice_of(refused) == f"Only members with Manage Server can use /{key}."
     # an admin-only subcommand of a command members may use
     assert notice_of(await desk.execute_text(member(), "bank", "export x")) == (
-        "Only members with Manage Server can use /bank export.")
+        "Only members with Manage Server can use /drill-bank export.")
     assert notice_of(await desk.execute_values(member(), ("bank", "review"), {})) == (
-        "Only members with Manage Server can use /bank review.")
+        "Only members with Manage Server can use /drill-bank review.")
     # the admin check comes first, also in a direct message
     assert notice_of(await desk.execute_text(member(where=None), "daily", "status")) == (
         "Only members with Manage Server can use /daily status.")
@@ -144,7 +144,7 @@ async def test_channel_commands_refuse_direct_messages(desk: CommandDesk) -> Non
     assert notice_of(await desk.execute_text(dm, "round", "")) == (
         "/round works in a channel, not in a direct message.")
     assert notice_of(await desk.execute_text(dm, "bank", "list")) == (
-        "/bank list works in a channel, not in a direct message.")
+        "/drill-bank list works in a channel, not in a direct message.")
     assert notice_of(await desk.execute_text(admin(where=None), "daily", "status")) == (
         "/daily status works in a channel, not in a direct message.")
     assert notice_of(await desk.execute_values(dm, ("leaderboard",), {})) == (
@@ -156,10 +156,10 @@ async def test_channel_commands_refuse_direct_messages(desk: CommandDesk) -> Non
 async def test_refusal_of_says_why_before_any_form_is_shown(desk: CommandDesk) -> None:
     assert notice_of(desk.refusal_of(member(), ("nosuch",))) == "I don't know /nosuch — try /drill-help."
     assert notice_of(desk.refusal_of(member(), ("bank", "upload"))) == (
-        "Only members with Manage Server can use /bank upload.")
+        "Only members with Manage Server can use /drill-bank upload.")
     assert desk.refusal_of(admin(), ("bank", "upload")) is None
     assert notice_of(desk.refusal_of(admin(where=None), ("bank", "upload"))) == (
-        "/bank upload works in a channel, not in a direct message.")
+        "/drill-bank upload works in a channel, not in a direct message.")
     assert notice_of(desk.refusal_of(member(where=None), ("suggest",))) == (
         "/suggest works in a channel, not in a direct message.")
     assert desk.refusal_of(member(), ("suggest",)) is None

@@ -152,7 +152,7 @@ async def test_run_without_a_runner_says_why_and_posts_nothing(drill: Drill) -> 
 async def test_run_refusals_before_anything_is_public(world: World) -> None:
     channel = Channel()
     assert notice_of(await world.desk.run_code(member(where=None), "print(1)", channel)) == (  # type: ignore[arg-type]
-        "/run works in a channel, not in a direct message.")
+        "/drill-run works in a channel, not in a direct message.")
     assert notice_of(await world.desk.run_code(member(), "```python\n\n```", channel)) == (  # type: ignore[arg-type]
         "There is no code to run. Paste a snippet or a ```python block.")
     big = "x = 1\n" * 25  # 150 bytes, over the runner's 100
@@ -222,9 +222,9 @@ async def test_code_forms_for_run_and_submit(world: World) -> None:
 async def test_submit_code_judges_a_submit_and_runs_anything_else(world: World) -> None:
     channel, dm = Channel(), member(where=None)
     assert notice_of(await world.desk.submit_code(dm, "submit", "x", channel)) == (  # type: ignore[arg-type]
-        "/challenge works in a channel, not in a direct message.")
+        "/drill-submit works in a channel, not in a direct message.")
     assert notice_of(await world.desk.submit_code(dm, "run", "x", channel)) == (  # type: ignore[arg-type]
-        "/run works in a channel, not in a direct message.")
+        "/drill-run works in a channel, not in a direct message.")
     assert await world.desk.submit_code(member(), "run", "print(1)", channel) is None  # type: ignore[arg-type]
     assert [r.code for r in world.queue.requests] == ["print(1)"]
 

@@ -217,7 +217,7 @@ class CommandDesk:
         if self.catalogue.admin_only(path) and not caller.is_admin:
             return replies.admin_only(caller.words, key)
         if any(c.in_channel_only for c in commands) and caller.where is None:
-            return replies.notice(replies.IN_CHANNEL_ONLY.format(command=key))
+            return replies.in_channel_only(caller.words, key)
         if key not in self.handlers:
             return replies.unknown_command(caller.words, key)
         return None
@@ -274,7 +274,7 @@ class CommandDesk:
         if desk is None:
             return replies.notice(self.runner.unavailable())
         if caller.where is None:
-            return replies.notice(replies.IN_CHANNEL_ONLY.format(command="run"))
+            return replies.in_channel_only(caller.words, "run")
         code = clean_code(code)
         refusal = desk.precheck(code)
         if refusal is not None:  # refused before anything public exists
@@ -324,7 +324,7 @@ class CommandDesk:
         if desk is None:
             return replies.notice(self.runner.unavailable())
         if caller.where is None:
-            return replies.notice(replies.IN_CHANNEL_ONLY.format(command="challenge"))
+            return replies.in_channel_only(caller.words, "submit")
         self.attach_runs(desk)
         refusal = self.challenges.precheck(clean_code(code))
         if refusal is None and await self.challenges.current(caller.who) is None:

@@ -16,7 +16,6 @@ UNKNOWN_BUTTON = "That button is not one of mine anymore."
 NO_RUNNER = "The code runner is not available on this deployment."
 RUNNER_STARTING = "The code runner is starting; try again in a few seconds."
 NOT_IN_CHANNEL = "I cannot post in that channel. {invite}"
-IN_CHANNEL_ONLY = "/{command} works in a channel, not in a direct message."
 RUN_PREVIEW_CHARS = 1000
 MODAL_TOO_LONG = "Your code is {size} characters; this box takes at most {limit}. Shorten it or post it in a ```python block and use “Run code” on the message."
 
@@ -32,7 +31,9 @@ class Words:
     invite: str = "Invite me first, then try again."  # how a channel lets the bot in
 
     def command(self, name: str) -> str:
-        return f"{self.prefix}{self.renames.get(name, name)}"
+        """`bank export` -> `/bank export`; a renamed command keeps its subcommand words."""
+        head, space, rest = name.partition(" ")
+        return f"{self.prefix}{self.renames.get(head, head)}{space}{rest}"
 
 
 def notice(text: str) -> Message:
@@ -41,6 +42,10 @@ def notice(text: str) -> Message:
 
 def admin_only(words: Words, command: str) -> Message:
     return notice(f"Only {words.admins} can use {words.command(command)}.")
+
+
+def in_channel_only(words: Words, command: str) -> Message:
+    return notice(f"{words.command(command)} works in a channel, not in a direct message.")
 
 
 def unknown_command(words: Words, name: str) -> Message:
