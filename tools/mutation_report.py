@@ -18,6 +18,9 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mutate_sample import area_of  # one rule for which area a mutant is in
+
 LINE = re.compile(r"^\s*(([\w.]+)\.x\w*?__mutmut_\d+): (.+)$")
 KILLED = {"killed", "timeout"}
 IGNORED = {"skipped", "not checked"}
@@ -71,7 +74,7 @@ def main() -> int:
         if module_score is None:
             continue  # not run this time (a `MUTANTS=` subset): no score, not 0%
         print(f"{module:45s} {module_score:5.1f}%  {dict(counts)}")
-        groups["runner" if module.startswith("runner") else "bot.core"].update(counts)
+        groups[area_of(module)].update(counts)
     failed = False
     for name, floor in (("bot.core", args.min_core), ("runner", args.min_runner)):
         value = score(groups[name])
