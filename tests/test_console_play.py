@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -34,10 +35,16 @@ def terminal_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def interruptible() -> None:
+    """Ctrl-C as in a terminal: a test run started in the background (`cmd &` in a script,
+    nohup) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spawn(args: list[str], cwd: Path, **env: str) -> pexpect.spawn:
     child = pexpect.spawn(
         sys.executable, ["-m", "bot.cli", *args], cwd=str(cwd), env=terminal_env(**env),
-        encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200),
+        encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200), preexec_fn=interruptible,
     )
     child.logfile_read = Transcript()
     return child
