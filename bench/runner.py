@@ -3,11 +3,15 @@
     .venv/bin/python bench/runner.py [--jobs 20] [--cold-jobs 5] [--parallel 2]
 
 Prints end-to-end latency (submit -> result delivered) p50/p95 for a trivial torch snippet
-through the embedded runner (warm slots, every hardening in force), measured in the same
+through the embedded runner (warm CPU slots, every hardening in force), measured in the same
 run next to its floors: a bare fork+exit+wait of a process that has imported torch, and
 `bwrap ... python -I -c pass` (a fresh sandboxed bare interpreter). Then a cold
 `python -c "import torch..."` per job (sandboxed and bare) with the ratio, and throughput
 with N parallel slots. Targets: warm p50 <= 60 ms and >= 30x faster than cold.
+
+Where CUDA and a GPU are found, the same for a GPU slot: a job forked from the warm template
+creates its own CUDA context (the template never initialises CUDA), so its floor is a fork of
+a torch process whose child initialises CUDA and exits; a cold `python -c` beside it.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.embedded import EmbeddedRunner
+from runner.gpus import detect_gpus
 from runner.isolation import Level, bwrap_command, detect
-from runner.jobs import JobRequest, JobResult, JobState
+from runner.jobs import Device, JobRequest, JobResult, JobState
 from runner.settings import RunnerSettings
 
 SNIPPET = "import torch\nx = torch.randn(64, 64)\nprint((x @ x).sum().item())"
@@ -44,8 +49,9 @@ def report(label: str, latencies: list[float]) -> float:
     return p50
 
 
-async def warm_runner(slots: int, tmp: Path) -> tuple[EmbeddedRunner, dict[str, asyncio.Future]]:
-    conf = RunnerSettings(cpu_slots=slots, gpus=None, queue_cap=10_000, rate_per_minute=10_000,
+async def warm_runner(slots: int, tmp: Path, gpus: list[int] | None = None,
+                      ) -> tuple[EmbeddedRunner, dict[str, asyncio.Future]]:
+    conf = RunnerSettings(cpu_slots=slots, gpus=gpus or [], queue_cap=10_000, rate_per_minute=10_000,
                           journal_path=tmp / "journal.sqlite3",
                           allow_weak_isolation=detect().level is Level.WEAK)
     runner = EmbeddedRunner(conf)
@@ -59,9 +65,10 @@ async def warm_runner(slots: int, tmp: Path) -> tuple[EmbeddedRunner, dict[str, 
     return runner, waiting
 
 
-async def one(runner: EmbeddedRunner, waiting: dict, member: str) -> float:
+async def one(runner: EmbeddedRunner, waiting: dict, member: str, code: str = SNIPPET,
+              device: Device = Device.CPU) -> float:
     start = time.perf_counter()
-    sub = await runner.submit(JobRequest(SNIPPET, member, {}))
+    sub = await runner.submit(JobRequest(code, member, {}, device))
     future = asyncio.get_running_loop().create_future()
     waiting[sub.job_id] = future
     result = await future
@@ -90,6 +97,49 @@ def fork_floor(n: int) -> float:
     done = subprocess.run([sys.executable, "-c", FORK_FLOOR.format(n=n)], check=True,
                           capture_output=True, text=True)
     return float(done.stdout.strip())
+
+
+CUDA_FORK_FLOOR = """
+import os, statistics, time, torch
+times = []
+for _ in range({n}):
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        torch.ones(1, device="cuda")
+        torch.cuda.synchronize()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    times.append(time.perf_counter() - start)
+print(statistics.median(times))
+"""
+GPU_SNIPPET = "import torch\nx = torch.randn(64, 64, device='cuda')\nprint((x @ x).sum().item())"
+
+
+async def gpu_section(gpu: int, jobs: int, cold_jobs: int) -> None:
+    """A GPU slot's latency next to the CUDA context every forked job must create."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, waiting = await warm_runner(1, Path(tmp), gpus=[gpu])
+        try:
+            await one(runner, waiting, "bench:gpu-warmup", GPU_SNIPPET, Device.GPU)
+            warm = [await one(runner, waiting, f"bench:g{i}", GPU_SNIPPET, Device.GPU)
+                    for i in range(jobs)]
+        finally:
+            await runner.close()
+    warm_p50 = report("GPU slot (end-to-end)", warm)
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu)}
+    done = subprocess.run([sys.executable, "-c", CUDA_FORK_FLOOR.format(n=jobs)], check=True,
+                          capture_output=True, text=True, env=env)
+    floor = float(done.stdout.strip())
+    print(f"{'floor: fork, CUDA init in child':<34} p50={floor * 1000:8.1f} ms  "
+          f"GPU slot p50 is {warm_p50 / floor:.2f}x this floor")
+    colds = []
+    for _ in range(cold_jobs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", GPU_SNIPPET], check=True, capture_output=True, env=env)
+        colds.append(time.perf_counter() - start)
+    cold_p50 = report("cold python -c on the GPU", colds)
+    print(f"{'':<34} GPU slot p50 is {cold_p50 / warm_p50:.1f}x faster")
 
 
 def bwrap_floor(prefix: list[str], n: int) -> list[float]:
@@ -158,6 +208,13 @@ async def main() -> None:
             await runner.close()
     report(f"{args.parallel} parallel slots, {total} jobs", list(lat))
     print(f"{'':<34} throughput {total / elapsed:.1f} jobs/s")
+
+    gpus = detect_gpus()
+    if gpus:
+        print(f"GPU: {gpus[0].name} (index {gpus[0].index})")
+        await gpu_section(gpus[0].index, args.jobs, args.cold_jobs)
+    else:
+        print("GPU: none found (nvidia-smi); the GPU section is skipped")
 
 
 if __name__ == "__main__":
