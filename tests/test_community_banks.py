@@ -215,7 +215,7 @@ async def test_reupload_is_a_new_version_and_old_posts_keep_working(world) -> No
     assert "removed" not in outcome.reply.plain()
     assert outcome.recorded
     shown = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "show our-loop")).plain()
-    assert "Version 2 · served · 1 question(s)" in shown and "ours-amp" in shown and "ours-eval" not in shown
+    assert "Version 2 · served · 1 question" in shown and "ours-amp" in shown and "ours-eval" not in shown
 
 
 async def test_disable_enable_export(world) -> None:
@@ -487,14 +487,14 @@ async def test_list_show_and_review_read_exactly_so(world) -> None:
         "`zeta` **Zed** · 2 questions · version 1 · ⏸ disabled")
     shown = await desk.execute_text(Caller(MEMBER, HERE), "bank", "show alpha")
     lines = shown.plain().splitlines()
-    assert shown.ephemeral and lines[:3] == ["**alpha: Many**", "Version 2 · served · 21 question(s)",
+    assert shown.ephemeral and lines[:3] == ["**alpha: Many**", "Version 2 · served · 21 questions",
                                              "`q01` · Optimizers and schedulers · mcq · Question 1?"]
     assert len(lines) == 2 + 20 + 1 and lines[-2] == "`q20` · Optimizers and schedulers · mcq · Question 20?"
     assert lines[-1] == "… and 1 more (/bank export gives the whole file)"
     zeta = (await desk.execute_text(Caller(MEMBER, HERE), "bank", "show zeta")).plain().splitlines()
-    assert zeta == ["**zeta: Zed**", "Version 1 · disabled · 2 question(s)",
+    assert zeta == ["**zeta: Zed**", "Version 1 · disabled · 2 questions",
                     "`run-me` · Autograd · mcq · What prints?", "`z2` · Autograd · mcq · Z?",
-                    "1 snippet(s) were not run at upload; paste one into /run to check it in the sandbox."]
+                    "1 snippet was not run at upload; paste one into /run to check it in the sandbox."]
     assert (await desk.execute_text(admin(), "bank", "review")).plain() == "No suggestions are waiting for review."
     await desk.execute_text(Caller(OTHER, THERE), "suggest", SUGGESTION)  # another community's
     assert (await desk.execute_text(admin(), "bank", "review")).plain() == "No suggestions are waiting for review."

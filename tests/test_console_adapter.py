@@ -77,7 +77,7 @@ async def say(console: ConsoleAdapter, term: Term, line: str) -> str:
 
 async def test_a_round_plays_to_the_final_standings(console: ConsoleAdapter, term: Term, app: App) -> None:
     shown = await say(console, term, "round 2 10")
-    assert "Round started: 2 question(s), 10 s each" in shown
+    assert "Round started: 2 questions, 10 s each" in shown
     for task in list(app.commands.tasks.tasks):
         await task  # the fake clock makes every wait instant
     shown = term.take()

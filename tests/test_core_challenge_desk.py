@@ -120,11 +120,11 @@ def test_the_problem_as_members_read_it() -> None:
     msg = challenge_message(ONE_HOT, HOW)
     assert (msg.title, msg.ephemeral) == ("🧩 One-hot encoding · ★☆☆ · Tensors", True)
     assert msg.blocks == [TextBlock(ONE_HOT.statement.strip()), CodeBlock(ONE_HOT.stub.rstrip(), "python")]
-    assert msg.footer == ("10 points for a first solve · 2 hint(s) · "
+    assert msg.footer == ("10 points for a first solve · 2 hints · "
                           "`/submit` to submit your solution; `/challenge hint` for a hint")
     hard = challenge_message(ATTENTION, "submit")
     assert hard.title == "🧩 Multi-head causal self-attention · ★★★ · nn.Module and layers"
-    assert hard.footer == "30 points for a first solve · 3 hint(s) · submit"
+    assert hard.footer == "30 points for a first solve · 3 hints · submit"
 
 
 def test_a_first_solve_a_resolve_and_what_the_code_printed() -> None:

@@ -302,7 +302,7 @@ async def test_a_round_starts_in_the_background_and_plays_to_the_end(desk: Comma
                                                                      publisher: RecordingPublisher) -> None:
     started = await desk.execute_text(member(), "round", "2 10 tensors")
     assert notice_of(started) == (
-        "Round started: 2 question(s), 10 s each. Answer each one before its time runs out. Good luck!")
+        "Round started: 2 questions, 10 s each. Answer each one before its time runs out. Good luck!")
     [task] = desk.tasks.tasks
     assert task.get_name() == "round 1"
     async with asyncio.timeout(10):

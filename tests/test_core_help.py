@@ -119,7 +119,7 @@ def test_notices_are_private_text() -> None:
     assert unknown_command(Words(), "x").ephemeral
     started = round_started(3, 45)
     assert (started.plain(), started.ephemeral) == (
-        "Round started: 3 question(s), 45 s each. Answer each one before its time runs out. Good luck!", True)
+        "Round started: 3 questions, 45 s each. Answer each one before its time runs out. Good luck!", True)
 
 
 def test_the_run_acknowledgement_shows_what_will_run_cut_at_its_preview_size() -> None:

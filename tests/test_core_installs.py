@@ -24,9 +24,9 @@ OTHER_PLATFORM = Where("discord", "T1", "C1", "c1")  # same external id, another
 def test_what_a_purge_says() -> None:
     assert Purged("T9", 0, 0, 0).describe() == "nothing stored for workspace T9"
     assert Purged("T1", 3, 2, 7, existed=True).describe() == (
-        "purged workspace T1: 3 member(s), 2 channel(s), 7 answer(s)")
+        "purged workspace T1: 3 members, 2 channels, 7 answers")
     assert Purged("T1", 0, 0, 0, existed=True).describe() == (
-        "purged workspace T1: 0 member(s), 0 channel(s), 0 answer(s)")
+        "purged workspace T1: 0 members, 0 channels, 0 answers")
 
 
 async def _paused(db: Database) -> dict[tuple[str, str, str], tuple[bool, datetime]]:
@@ -81,11 +81,11 @@ async def test_a_purge_deletes_exactly_that_workspace_and_counts_it(drill, publi
     assert unknown == Purged("g404", 0, 0, 0, existed=False)
     quiet = await purge_workspace(drill.db, "slack", "g1")  # a member, nothing else
     assert quiet == Purged("g1", 1, 0, 0, existed=True)
-    assert quiet.describe() == "purged workspace g1: 1 member(s), 0 channel(s), 0 answer(s)"
+    assert quiet.describe() == "purged workspace g1: 1 member, 0 channels, 0 answers"
     assert [await _count(drill.db, m) for m in (Workspace, Member, Channel, Answer)] == [2, 3, 3, 4]
     purged = await purge_workspace(drill.db, "discord", "g1")
     assert purged == Purged("g1", 3, 2, 4, existed=True)
-    assert purged.describe() == "purged workspace g1: 3 member(s), 2 channel(s), 4 answer(s)"
+    assert purged.describe() == "purged workspace g1: 3 members, 2 channels, 4 answers"
     assert [await _count(drill.db, m) for m in (Workspace, Member, Channel, Answer)] == [1, 0, 1, 0]
     async with drill.db.read() as session:
         left = (await session.execute(select(Workspace.platform, Workspace.external_id))).all()

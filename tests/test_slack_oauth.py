@@ -340,7 +340,7 @@ async def test_purge_command_removes_one_workspace_and_keeps_the_other(
 
     done = await asyncio.to_thread(run_cli, ["slack", "purge", "T1", "--yes"], env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == ("purged workspace T1: 1 member(s), 1 channel(s), 1 answer(s); "
+    assert done.stdout.strip() == ("purged workspace T1: 1 member, 1 channel, 1 answer; "
                                    "2 stored install row(s) removed")
     async with oauth_app.db.read() as session:
         teams = (await session.scalars(select(Workspace.external_id))).all()

@@ -54,7 +54,7 @@ def unknown_command(words: Words, name: str) -> Message:
 
 def round_started(count: int, seconds: int) -> Message:
     return notice(
-        f"Round started: {count} question(s), {seconds} s each. "
+        f"Round started: {render.counted(count, 'question')}, {seconds} s each. "
         "Answer each one before its time runs out. Good luck!"
     )
 

@@ -82,7 +82,7 @@ class BankDesk:
         bank = checked.bank
         n = len(bank.questions)
         action = "stored" if version == 1 else f"replaced (version {version})"
-        msg = Message(title=f"Bank {bank.id} {action}: {n} question{'s' * (n != 1)}", ephemeral=True)
+        msg = Message(title=f"Bank {bank.id} {action}: {render.counted(n, 'question')}", ephemeral=True)
         msg.text(f"**{bank.title}** — its questions are now offered in this community "
                  f"(channels with the built-in banks, the community's, or both).")
         if checked.warnings:
@@ -150,7 +150,7 @@ class BankDesk:
         msg = Message(title=f"Community banks of this {workspace_word}", ephemeral=True)
         for bank, n in rows:
             state = "" if bank.enabled else " · ⏸ disabled"
-            msg.text(f"`{bank.slug}` **{bank.title}** · {n} question{'s' * (n != 1)} · "
+            msg.text(f"`{bank.slug}` **{bank.title}** · {render.counted(n, 'question')} · "
                      f"version {bank.version}{state}")
         return msg
 
@@ -165,7 +165,7 @@ class BankDesk:
                 .order_by(CommunityQuestion.slug))]
         msg = Message(title=f"{bank.slug}: {bank.title}", ephemeral=True)
         state = "served" if bank.enabled else "disabled"
-        msg.text(f"Version {bank.version} · {state} · {len(questions)} question(s)")
+        msg.text(f"Version {bank.version} · {state} · {render.counted(len(questions), 'question')}")
         for q in questions[:20]:
             local = q.id.split(".", 1)[1]
             msg.text(f"`{local}` · {TOPICS.get(q.topic, q.topic)} · {q.kind.value} · {q.prompt}")
@@ -173,7 +173,8 @@ class BankDesk:
             msg.text(f"… and {len(questions) - 20} more (/bank export gives the whole file)")
         snippets = sum(1 for q in questions for s in q.code if s.runnable)
         if snippets:
-            msg.text(f"{snippets} snippet(s) were not run at upload; paste one into /run to check it "
+            were = "was" if snippets == 1 else "were"
+            msg.text(f"{render.counted(snippets, 'snippet')} {were} not run at upload; paste one into /run to check it "
                      "in the sandbox.")
         return msg
 

@@ -57,7 +57,7 @@ def challenge_message(challenge: Challenge, submit_how: str) -> Message:
                         f"{TOPICS[challenge.topic]}", ephemeral=True)
     msg.text(challenge.statement.strip())
     msg.code(challenge.stub.rstrip())
-    msg.footer = (f"{challenge.points} points for a first solve · {len(challenge.hints)} hint(s) · "
+    msg.footer = (f"{challenge.points} points for a first solve · {render.counted(len(challenge.hints), 'hint')} · "
                   f"{submit_how}")
     return msg
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, select, update
 
+from bot.core.render import counted
 from bot.storage.models import Answer, Channel, Member, Schedule, Workspace
 
 if TYPE_CHECKING:
@@ -34,8 +35,8 @@ class Purged:
     def describe(self) -> str:
         if not self.existed:
             return f"nothing stored for workspace {self.workspace}"
-        return (f"purged workspace {self.workspace}: {self.members} member(s), "
-                f"{self.channels} channel(s), {self.answers} answer(s)")
+        return (f"purged workspace {self.workspace}: {counted(self.members, 'member')}, "
+                f"{counted(self.channels, 'channel')}, {counted(self.answers, 'answer')}")
 
 
 def _channels_of(platform: str, external_id: str) -> object:

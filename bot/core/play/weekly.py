@@ -133,8 +133,7 @@ def closing_message(challenge: Challenge, solvers: list[str]) -> Message:
     if not solvers:
         msg.text("Nobody solved it this week. It stays open to everyone with /challenge.")
     else:
-        people = "member" if len(solvers) == 1 else "members"
-        msg.text(f"Solved by {len(solvers)} {people}, in order: " + ", ".join(solvers))
+        msg.text(f"Solved by {render.counted(len(solvers), 'member')}, in order: " + ", ".join(solvers))
     return msg
 
 

@@ -25,6 +25,11 @@ KIND_TITLES = {PostKind.DAILY: "Daily question", PostKind.ROUND: "Round", PostKi
                PostKind.REVIEW: "Review", PostKind.NOW: "Question"}
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 hint`, `2 hints`: members read counts, not `hint(s)`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def stars(difficulty: int) -> str:
     return "★" * difficulty + "☆" * (3 - difficulty)
 
