@@ -107,6 +107,26 @@ async def claim(drill, claim_id: int) -> WeeklyClaim:
         return row
 
 
+def recover_during_send(channels: Channels, replica: WeeklyPosting) -> list[list[int]]:
+    """While the next keyed send is in flight, another replica runs its recovery once."""
+    recovered: list[list[int]] = []
+
+    async def meanwhile() -> None:
+        channels.during_send = None
+        recovered.append(await replica.recover_unsent())
+
+    channels.during_send = meanwhile
+    return recovered
+
+
+async def fail_first_send(weekly: WeeklyPosting, channels: Channels, channel_pk: int, channel_id: str) -> None:
+    """The platform is unreachable for this channel's first try (nothing lands)."""
+    channels.fail_in.add(channel_id)
+    with pytest.raises(ConnectionError):
+        await weekly.fire(channel_pk)
+    channels.fail_in.discard(channel_id)
+
+
 async def weekly_off(drill, channel_pk: int) -> None:
     """The admin turns the weekly challenge off (the post already out stays open)."""
     async with drill.db.write() as session:
@@ -147,13 +167,10 @@ async def test_a_retry_after_the_platform_accepted_finds_the_post_instead_of_res
 
 async def test_a_retry_looks_back_from_the_first_try_and_sends_the_same_problem(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    channels.fail_in.add("c1")
-    with pytest.raises(ConnectionError):
-        await weekly.fire(here)
+    await fail_first_send(weekly, channels, here, "c1")
     first = await claim(drill, 1)
     assert first.item == EASIEST[0].id and first.sent_at is None
     assert await weekly.current_item(HERE) is None  # not out yet: /challenge week has nothing
-    channels.fail_in.clear()
     drill.clock.advance(minutes=30)
     [claim_id] = await weekly.recover_unsent()
     assert channels.posts() == [title(EASIEST[0])]  # the problem chosen the first time
@@ -167,10 +184,7 @@ async def test_a_retry_looks_back_from_the_first_try_and_sends_the_same_problem(
 
 async def test_a_problem_gone_from_the_bank_is_replaced_on_retry(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    channels.fail_in.add("c1")
-    with pytest.raises(ConnectionError):
-        await weekly.fire(here)
-    channels.fail_in.clear()
+    await fail_first_send(weekly, channels, here, "c1")
     without = ChallengeBank(challenges=EASIEST[1:], problems=[])
     assert await WeeklyPosting(drill.db, drill.clock, channels, bank=without).recover_unsent() == [1]
     assert channels.posts() == [title(EASIEST[1])]
@@ -193,44 +207,24 @@ async def test_a_send_that_never_answers_fails_at_its_deadline_and_is_retried(dr
 
 async def test_recovery_leaves_a_claim_whose_owner_is_still_sending(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    other = WeeklyPosting(drill.db, drill.clock, channels, bank=BANK)
-    recovered: list[list[int]] = []
-
-    async def meanwhile() -> None:
-        channels.during_send = None
-        recovered.append(await other.recover_unsent())
-
-    channels.during_send = meanwhile
+    recovered = recover_during_send(channels, WeeklyPosting(drill.db, drill.clock, channels, bank=BANK))
     assert await weekly.fire(here) == 1
     assert recovered == [[]] and len(channels.posts()) == 1
 
 
 async def test_a_taken_over_claim_is_not_taken_again_while_its_new_owner_sends(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    channels.fail_in.add("c1")
-    with pytest.raises(ConnectionError):
-        await weekly.fire(here)
-    channels.fail_in.clear()
+    await fail_first_send(weekly, channels, here, "c1")
     drill.clock.advance(minutes=10)
-    third = WeeklyPosting(drill.db, drill.clock, channels, bank=BANK)
-    recovered: list[list[int]] = []
-
-    async def meanwhile() -> None:
-        channels.during_send = None
-        recovered.append(await third.recover_unsent())
-
-    channels.during_send = meanwhile
+    recovered = recover_during_send(channels, WeeklyPosting(drill.db, drill.clock, channels, bank=BANK))
     assert await WeeklyPosting(drill.db, drill.clock, channels, bank=BANK).recover_unsent() == [1]
     assert recovered == [[]] and len(channels.posts()) == 1
 
 
 async def test_recovery_takes_a_claim_exactly_one_lease_old_and_every_channel(drill, channels, weekly):
     here, there = await schedule(drill, channels, HERE), await schedule(drill, channels, THERE)
-    channels.fail_in.update({"c1", "c2"})
-    for pk in (here, there):
-        with pytest.raises(ConnectionError):
-            await weekly.fire(pk)  # both claims carry this instance's first token
-    channels.fail_in.clear()
+    for pk, channel_id in ((here, "c1"), (there, "c2")):
+        await fail_first_send(weekly, channels, pk, channel_id)  # both: this instance's first token
     # the failed sends set their leases exactly one lease back: due now, not a second later
     assert sorted(await weekly.recover_unsent()) == [1, 2]
     assert channels.posts("c1") == channels.posts("c2") == [title(EASIEST[0])]
@@ -238,30 +232,23 @@ async def test_recovery_takes_a_claim_exactly_one_lease_old_and_every_channel(dr
 
 async def test_recovery_goes_on_past_a_channel_that_fails_or_lost_its_schedule(drill, channels, weekly):
     here, there = await schedule(drill, channels, HERE), await schedule(drill, channels, THERE)
-    channels.fail_in.update({"c1", "c2"})
-    for pk in (here, there):
-        with pytest.raises(ConnectionError):
-            await weekly.fire(pk)
+    for pk, channel_id in ((here, "c1"), (there, "c2")):
+        await fail_first_send(weekly, channels, pk, channel_id)
     channels.fail_in = {"c1"}  # still unreachable: logged, retried later
     assert await weekly.recover_unsent() == [2]
     assert channels.posts("c2") == [title(EASIEST[0])] and channels.posts("c1") == []
     async with drill.db.write() as session:  # the first channel's schedule is removed
         await session.execute(Schedule.__table__.delete().where(Schedule.channel_id == here))
     fresh = await schedule(drill, channels, Where("discord", "g1", "c3", "new"))
-    channels.fail_in = {"c3"}
-    with pytest.raises(ConnectionError):
-        await weekly.fire(fresh)
     channels.fail_in.clear()
+    await fail_first_send(weekly, channels, fresh, "c3")
     drill.clock.advance(minutes=10)
     assert await weekly.recover_unsent() == [3]  # claim 1 has no schedule: skipped, not a stop
 
 
 async def test_a_stale_or_unknown_token_sends_nothing(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    channels.fail_in.add("c1")
-    with pytest.raises(ConnectionError):
-        await weekly.fire(here)
-    channels.fail_in.clear()
+    await fail_first_send(weekly, channels, here, "c1")
     row = await claim(drill, 1)
     view = await schedule_of(drill.db, here)
     assert view is not None
