@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.content.bank import Library, fenced_code, load_bank, parse_bank
+from bot.core.content.bank import Bank, Library, fenced_code, load_bank, parse_bank
 from bot.core.content.community import Suggested, check_bank_text, check_suggestion, question_yaml
 from bot.core.content.keys import Outcome, key_failures
 from bot.core.content.lint import library_targets, prose
@@ -18,6 +18,13 @@ P = Path("up.yaml")
 
 def _bank(questions: str) -> str:
     return "bank: b1\ntitle: Bank one\ndescription: Shapes and such\nquestions:\n" + questions
+
+
+def _clean_bank(questions: str) -> Bank:
+    """The bank of these entries, which must parse without a problem."""
+    bank, problems = parse_bank(_bank(questions), P)
+    assert problems == [] and bank is not None
+    return bank
 
 
 MCQ = (
@@ -68,11 +75,9 @@ def test_a_question_that_is_not_a_mapping() -> None:
 
 
 def test_description_is_kept() -> None:
-    bank, problems = parse_bank(_bank("  - id: c1\n    kind: flashcard\n    topic: tensors\n"
-                                      "    difficulty: 1\n    prompt: P\n    answer: A\n"
-                                      "    explanation: E\n"), P)
-    assert problems == []
-    assert bank is not None and bank.description == "Shapes and such"
+    bank = _clean_bank("  - id: c1\n    kind: flashcard\n    topic: tensors\n"
+                       "    difficulty: 1\n    prompt: P\n    answer: A\n    explanation: E\n")
+    assert bank.description == "Shapes and such"
 
 
 def test_check_on_a_flashcard_is_refused_at_the_check_line() -> None:
@@ -170,11 +175,10 @@ def test_suggestion_with_an_empty_choice_names_the_choice() -> None:
 
 
 def test_question_yaml_moves_why_not_into_the_choices() -> None:
-    bank, problems = parse_bank(_bank(
+    bank = _clean_bank(
         "  - id: q1\n    kind: mcq\n    topic: tensors\n    difficulty: 2\n    prompt: P\n"
         "    choices:\n      - A\n      - text: B\n        why_not: wrong\n"
-        "    answer: A\n    explanation: E\n"), P)
-    assert problems == [] and bank is not None
+        "    answer: A\n    explanation: E\n")
     assert question_yaml(bank.questions) == [{
         "id": "q1", "kind": "mcq", "topic": "tensors", "difficulty": 2, "prompt": "P",
         "choices": [{"text": "A"}, {"text": "B", "why_not": "wrong"}], "answer": "A", "explanation": "E",
@@ -182,21 +186,19 @@ def test_question_yaml_moves_why_not_into_the_choices() -> None:
 
 
 def test_a_run_that_did_not_finish() -> None:
-    bank, problems = parse_bank(_bank(
+    bank = _clean_bank(
         "  - id: q1\n    kind: mcq\n    topic: tensors\n    difficulty: 2\n    prompt: P\n"
         "    choices:\n      - '1'\n      - text: '2'\n        why_not: wrong\n"
-        "    answer: '1'\n    explanation: E\n    check: stdout\n    code:\n      - code: print(1)\n"), P)
-    assert problems == [] and bank is not None
+        "    answer: '1'\n    explanation: E\n    check: stdout\n    code:\n      - code: print(1)\n")
     outcome = Outcome(returncode=None, stdout="", stderr="", seconds=1.0)
     assert key_failures(bank.questions[0], outcome) == ["q1: check stdout: the run did not finish"]
 
 
 def test_library_targets_name_each_figure() -> None:
-    bank, problems = parse_bank(_bank(
+    bank = _clean_bank(
         CARD + "  - id: q1\n    kind: mcq\n    topic: autograd\n    difficulty: 3\n    prompt: P\n"
         "    choices:\n      - A\n      - text: B\n        why_not: wrong\n"
-        "    answer: A\n    explanation: E\n"), P)
-    assert problems == [] and bank is not None
+        "    answer: A\n    explanation: E\n")
     targets = library_targets(Library(banks=[bank]))
     assert [(t.name, t.value) for t in targets[1:4:2]] == [
         ("difficulty 3 >= 30% of MCQs", "1 (100%)"),
