@@ -79,40 +79,31 @@ async def one(runner: EmbeddedRunner, waiting: dict, member: str, code: str = SN
 
 FORK_FLOOR = """
 import os, statistics, time, torch
-x = torch.randn(4, 4, requires_grad=True); (x @ x).relu().sum().backward()
+{parent}
 times = []
 for _ in range({n}):
     start = time.perf_counter()
     pid = os.fork()
     if pid == 0:
+        {child}
         os._exit(0)
     os.waitpid(pid, 0)
     times.append(time.perf_counter() - start)
 print(statistics.median(times))
 """
+WARM_PARENT = "x = torch.randn(4, 4, requires_grad=True); (x @ x).relu().sum().backward()"
+CUDA_CHILD = 'torch.ones(1, device="cuda"); torch.cuda.synchronize()'
 
 
-def fork_floor(n: int) -> float:
-    """p50 of fork+exit+wait of a torch-laden process (what any fork design pays)."""
-    done = subprocess.run([sys.executable, "-c", FORK_FLOOR.format(n=n)], check=True,
-                          capture_output=True, text=True)
+def fork_floor(n: int, parent: str = WARM_PARENT, child: str = "pass",
+               env: dict[str, str] | None = None) -> float:
+    """p50 of fork + ``child`` + exit + wait of a torch-laden process (what any fork design
+    pays; with ``CUDA_CHILD``, also the CUDA context every GPU job must create)."""
+    done = subprocess.run([sys.executable, "-c", FORK_FLOOR.format(n=n, parent=parent, child=child)],
+                          check=True, capture_output=True, text=True, env=env)
     return float(done.stdout.strip())
 
 
-CUDA_FORK_FLOOR = """
-import os, statistics, time, torch
-times = []
-for _ in range({n}):
-    start = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        torch.ones(1, device="cuda")
-        torch.cuda.synchronize()
-        os._exit(0)
-    os.waitpid(pid, 0)
-    times.append(time.perf_counter() - start)
-print(statistics.median(times))
-"""
 GPU_SNIPPET = "import torch\nx = torch.randn(64, 64, device='cuda')\nprint((x @ x).sum().item())"
 
 
@@ -128,17 +119,11 @@ async def gpu_section(gpu: int, jobs: int, cold_jobs: int) -> None:
             await runner.close()
     warm_p50 = report("GPU slot (end-to-end)", warm)
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu)}
-    done = subprocess.run([sys.executable, "-c", CUDA_FORK_FLOOR.format(n=jobs)], check=True,
-                          capture_output=True, text=True, env=env)
-    floor = float(done.stdout.strip())
+    floor = fork_floor(jobs, parent="", child=CUDA_CHILD, env=env)
     print(f"{'floor: fork, CUDA init in child':<34} p50={floor * 1000:8.1f} ms  "
           f"GPU slot p50 is {warm_p50 / floor:.2f}x this floor")
-    colds = []
-    for _ in range(cold_jobs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", GPU_SNIPPET], check=True, capture_output=True, env=env)
-        colds.append(time.perf_counter() - start)
-    cold_p50 = report("cold python -c on the GPU", colds)
+    cold_p50 = report("cold python -c on the GPU",
+                      [cold([], GPU_SNIPPET, env) for _ in range(cold_jobs)])
     print(f"{'':<34} GPU slot p50 is {cold_p50 / warm_p50:.1f}x faster")
 
 
@@ -152,10 +137,10 @@ def bwrap_floor(prefix: list[str], n: int) -> list[float]:
     return times
 
 
-def cold(cmd_prefix: list[str]) -> float:
+def cold(cmd_prefix: list[str], code: str = SNIPPET, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    subprocess.run([*cmd_prefix, sys.executable, "-c", SNIPPET], check=True,
-                   capture_output=True)
+    subprocess.run([*cmd_prefix, sys.executable, "-c", code], check=True,
+                   capture_output=True, env=env)
     return time.perf_counter() - start
 
 
