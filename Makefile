@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint install clean mutate mutate-all
+.PHONY: run test lint install clean mutate mutate-all stack-test
 
 $(STAMP): pyproject.toml .ci/constraints.txt
 	$(PY) -m venv $(VENV)
@@ -20,12 +20,13 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check bot runner tests bench tools
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
 
-# Not part of `make test` (see README, Development). `make mutate`: the score of bot/core and
+# Not part of `make test` (see docs/mutation-testing.md). `make mutate`: the score of bot/core and
 # runner/ from a seeded random sample of mutants sized for a 95% margin of MUTATE_CORE_MARGIN
 # and MUTATE_RUNNER_MARGIN points. `make mutate-all`: every mutant (hours). A subset by
-# mutant-name globs: make mutate-all MUTANTS='bot.core.progress.scoring.*'
+# mutant-name globs: make mutate-all MUTANTS='bot.core.domain.scoring.*'
 MUTANTS ?=
 MUTATE_CHILDREN ?= 2
 MUTATE_CORE_MARGIN ?= 3
@@ -42,8 +43,14 @@ mutate-all: $(STAMP)
 	$(BIN)/mutmut run --max-children $(MUTATE_CHILDREN) $(MUTANTS) || true
 	$(BIN)/python tools/mutation_report.py
 
+# Not part of `make test` (root, minutes): every image built with podman from a locally
+# bootstrapped Debian base, docker/compose.yaml run end to end on CPU (docs/stack-test.md).
+stack-test:
+	tools/stack_test.sh
+
 lint: $(STAMP)
 	$(BIN)/ruff check bot runner tests bench tools
+	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -15,11 +15,27 @@ ms and >= 0.5 of the hand-written statement; two processes on one SQLite file
 
     python -m bench.answers [--db sqlite|postgres|both] [--members 200] [--posts 20]
     python -m bench.answers --processes 2 [--clicks 600]
+    python -m bench.answers --scale [--db ...] [--reveals 1000] [--burst 1000] [--parts burst,cost,reveals]
+
+``--scale`` (issue 36): a burst of ``--burst`` known members clicking one post at concurrency 50,
+p99 next to the floor (single-row INSERT+COMMIT through the same engine at the same
+concurrency); and the reveal sweep of ``--reveals`` channel posts due at the same moment, next
+to its floor (3 platform requests per reveal at Discord's global 50 requests/s), once paced as
+it ships and once unpaced (what the database alone allows). The public count is kept in
+stripes (``post_answer_counts``), so a click no longer counts the post's answers.
+
+``--parts`` picks some of them (``burst``, ``cost``, ``reveals``); the sweep's posts each have
+``REVEAL_ANSWERS`` answers, so a reveal settles streaks, credits the boards and moves estimates.
+
+``--scale`` also prints what the online estimate update (issue 33: ability and difficulty
+moved by every answer, at its post's reveal) costs per answer against the click path's time:
+the same clicks and reveals with and without it, alternated over 3 rounds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
 import sqlite3
@@ -28,6 +44,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,11 +55,13 @@ from sqlalchemy.engine import make_url
 
 from bench.common import backends, fresh_database, parser, percentile, ratio_line, summary
 from bot.core.content.bank import load_library
-from bot.core.model.actions import Action, Verb
-from bot.core.model.clock import SystemClock
-from bot.core.model.identity import Where, Who
-from bot.core.play.drill import Drill
+from bot.core.domain.actions import Action, Verb
+from bot.core.domain.clock import FakeClock, SystemClock
+from bot.core.domain.identity import Where, Who
+from bot.core.drill.service import Drill
+from bot.core.posting.fanout import POSTS_PER_S, REQUESTS_PER_REVEAL, REVEAL_WORKERS, PacedBatch
 from bot.core.progress import srs
+from bot.core.reveal import posts as posts_module
 from bot.storage import hot_statements as hot
 from bot.storage.db import Database, migrate
 from bot.storage.models import Answer
@@ -98,9 +118,10 @@ async def _engine_floor(db: Database, rows: int, concurrency: int) -> tuple[floa
     async def client() -> None:
         while left[0] > 0:
             left[0] -= 1
+            key = left[0]  # taken now: other clients move on while this one waits
             t0 = time.perf_counter()
             async with db.write() as session:
-                await (await session.connection()).execute(insert, {"v": left[0]})
+                await (await session.connection()).execute(insert, {"v": key})
             latencies.append(time.perf_counter() - t0)
 
     started = time.perf_counter()
@@ -184,7 +205,8 @@ async def _click_statements(drill: Drill, db: Database, posts: int) -> list[list
         for member_id, workspace_id in people:
             values = {**card, "post_id": post_id, "member_id": member_id, "workspace_id": workspace_id,
                       "channel_id": channel_id, "question_id": question_id, "topic": "bench", "choice": 0,
-                      "correct": True, "points": 10, "response_ms": 1000, "answered_at": now}
+                      "correct": True, "points": 10, "response_ms": 1000, "answered_at": now,
+                      "stripe": 0, "scope_id": 0, "prior_mean": 0.0, "prior_var": 1.0}
             rows.append([values[n] for n in names])
     random.shuffle(rows)
     return rows
@@ -269,6 +291,285 @@ async def run(kind: str, members: int, posts: int, concurrency: int, admin: str)
             await _postgres_rounds(drill, db, clicks[half:], members, concurrency)
 
 
+# ---- issue 36: a click burst on one post, the reveal sweep at N posts ----------------------
+
+BURST_CONCURRENCY = 50
+GLOBAL_REQUESTS_PER_S = 50.0  # Discord's global budget: the reveal sweep's floor
+
+
+SETUP_CLIENTS = 8
+
+
+REVEAL_ANSWERS = 3  # members answering each post of the sweep (its reveal then has work to do)
+
+
+async def _due_posts(drill: Drill, clock: FakeClock, n: int, first: int = 0,
+                     answers: int = REVEAL_ANSWERS) -> None:
+    """``n`` channel posts (one per channel, channels ``first``..) whose reveal time has passed,
+    each answered by ``answers`` members of its own (so its reveal settles streaks, credits
+    boards and moves estimates; members shared by every channel would make the reveals queue
+    on their rows); set up by a few clients at once (the set-up is not measured)."""
+    left = list(range(first + n - 1, first - 1, -1))
+
+    async def client() -> None:
+        while left:
+            i = left.pop()
+            post_id = (await drill.ask(Where("bench", "w", f"r{i}"), NullPublisher(), kind="daily")).post_id
+            for j in range(answers):  # each channel its own members, as communities have
+                who = Who("bench", "w", f"v{i}-{j}", f"Voter {i}-{j}")
+                await drill.handle_action(who, Action(Verb.PICK, post_id, random.randrange(4)).encode())
+
+    await asyncio.gather(*(client() for _ in range(SETUP_CLIENTS)))
+    clock.advance(hours=13)
+
+
+PARTS = ("burst", "cost", "reveals")
+
+
+async def run_scale(kind: str, reveals: int, burst: int, admin: str, parts: tuple[str, ...] = PARTS) -> None:
+    library = load_library()
+    async with fresh_database(kind, admin) as db:
+        clock = FakeClock(datetime.now(UTC))
+        drill = Drill(db, library, clock, random.Random(1))
+        people = [Who("bench", "w", f"u{i}", f"User {i}") for i in range(burst)]
+        if "burst" in parts or "cost" in parts:
+            warm = (await drill.ask(Where("bench", "w", "c"), NullPublisher(), kind="daily")).post_id
+            for who in people:  # members the bot knows already (as in a live community)
+                await drill.handle_action(who, Action(Verb.PICK, warm, 0).encode())
+        if "burst" in parts:
+            floor_rate = await _burst(drill, db, kind, people, burst)
+        if "cost" in parts:
+            if "burst" not in parts:
+                floor_rate, _lat = await _engine_floor(db, burst, BURST_CONCURRENCY)
+            await _estimate_cost(drill, kind, people, floor_rate)
+        if "reveals" in parts:
+            await _reveal_sweep(drill, clock, kind, reveals)
+
+
+async def _burst(drill: Drill, db: Database, kind: str, people: list[Who], burst: int) -> float:
+    """The burst of ``burst`` members on one post, 50 at once, in rounds; returns the floor's rate."""
+    bursts: dict[str, tuple[list[float], list[float]]] = {"striped": ([], []), "one row": ([], [])}
+    post_id = 0
+    for r in range(BURST_ROUNDS):  # the shipped striped count and one counter row, in turn
+        order = ("striped", "one row") if r % 2 == 0 else ("one row", "striped")
+        for variant in order if kind == "postgres" else ("striped",):  # SQLite keeps one row anyway
+            post_id = (await drill.ask(Where("bench", "w", "c"), NullPublisher(), kind="daily")).post_id
+            clicks = [(who, post_id, random.randrange(4)) for who in people]
+            gc.collect()  # not inside a round (no collection > 5 ms was seen in one, either)
+            with _one_counter_row(variant == "one row"), _loop_lag() as lag:
+                rate, lat = await _clicks(drill, clicks, BURST_CONCURRENCY)
+            bursts[variant][0].append(rate)
+            bursts[variant][1].extend(lat)
+            print(f"[{kind}] burst round {r + 1}, count {variant}: {rate:,.0f} answers/s; {summary('latency', lat)}; "
+                  f"event loop late by up to {max(lag, default=0.0) * 1000:.0f} ms (this process starved); "
+                  f"load average {_loadavg()}")
+            if variant == "striped":
+                await _check_count(db, kind, post_id, burst)
+    floor_rate, floor_lat = await _engine_floor(db, burst, BURST_CONCURRENCY)
+    print(f"[{kind}] floor: single-row INSERT+COMMIT, {BURST_CONCURRENCY} at once: {floor_rate:,.0f}/s; "
+          f"{summary('latency', floor_lat)}")
+    for variant, (rates, lat) in bursts.items():
+        if not rates:
+            continue
+        rate = statistics.median(rates)
+        print(f"[{kind}] burst, count {variant}: {burst} members on one post, {BURST_CONCURRENCY} at once "
+              f"({BURST_ROUNDS} rounds): {rate:,.0f} answers/s (median); {summary('latency', lat)}")
+        print(f"[{kind}] burst, count {variant}: p99 {percentile(lat, 99) * 1000:.1f} ms next to the floor's "
+              f"{percentile(floor_lat, 99) * 1000:.1f} ms (target < 250 ms); "
+              f"{ratio_line('burst p99 / floor p99', percentile(lat, 99), percentile(floor_lat, 99))}; "
+              f"{ratio_line('burst rate / floor rate', rate, floor_rate)}")
+    return floor_rate
+
+
+async def _reveal_sweep(drill: Drill, clock: FakeClock, kind: str, reveals: int) -> None:
+    """The sweep of ``reveals`` posts due at once: unpaced (the database alone), then as shipped
+    (paced) next to its floor, Discord's global budget for their requests."""
+    floor_s = reveals * REQUESTS_PER_REVEAL / GLOBAL_REQUESTS_PER_S
+    t0 = time.perf_counter()
+    await _due_posts(drill, clock, reveals)
+    print(f"[{kind}] set-up: {reveals} channels' posts due at once, {REVEAL_ANSWERS} answers each "
+          f"({time.perf_counter() - t0:.0f} s, not measured); load average {_loadavg()}")
+    paced = drill.reveals
+    drill.reveals = PacedBatch(REVEAL_WORKERS, {}, 1e9, "reveal of post")  # no pace
+    t0 = time.perf_counter()
+    done = await drill.reveal_due(NullPublisher())
+    unpaced = time.perf_counter() - t0
+    print(f"[{kind}] reveal sweep of {done} posts unpaced (the database alone): {unpaced:.1f} s "
+          f"({unpaced / max(done, 1) * 1000:.1f} ms a post, {REVEAL_WORKERS} at once)")
+    drill.reveals = paced
+    await _due_posts(drill, clock, reveals, first=reveals)  # new channels: the same work again
+    t0 = time.perf_counter()
+    done = await drill.reveal_due(NullPublisher())
+    took = time.perf_counter() - t0
+    ours = reveals / (POSTS_PER_S["discord"] / REQUESTS_PER_REVEAL)
+    print(f"[{kind}] reveal sweep of {done} posts as shipped (paced): {took:.1f} s; "
+          f"{ratio_line('sweep / floor', took, floor_s)} (floor {floor_s:.1f} s: "
+          f"{REQUESTS_PER_REVEAL} requests a reveal at Discord's global {GLOBAL_REQUESTS_PER_S:.0f}/s; "
+          f"our own pace, {POSTS_PER_S['discord']:.0f}/{REQUESTS_PER_REVEAL} reveals/s, allows "
+          f"{ours:.1f} s = {ours / floor_s:.2f}; peak {paced.peak} at once; target <= 2x); "
+          f"peak RSS {_rss_mb():.0f} MB; load average {_loadavg()}")
+
+
+@contextmanager
+def _loop_lag() -> Iterator[list[float]]:
+    """How late a 5 ms timer fires while the block runs: a stall of this process (CPU starved,
+    a long collection, blocking code) shows here, a wait on the database does not."""
+    lags: list[float] = []
+    loop = asyncio.get_running_loop()
+    state = {"on": True}
+
+    def tick(due: float) -> None:
+        lags.append(max(0.0, loop.time() - due))
+        if state["on"]:
+            loop.call_at(loop.time() + 0.005, tick, loop.time() + 0.005)
+
+    loop.call_at(loop.time() + 0.005, tick, loop.time() + 0.005)
+    try:
+        yield lags
+    finally:
+        state["on"] = False
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def _rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+BURST_ROUNDS = 4
+
+
+@contextmanager
+def _one_counter_row(on: bool) -> Iterator[None]:
+    """The held-back design for comparison: every click of a post bumps the same counter row."""
+    saved = hot._next_stripe
+    if on:
+        hot._next_stripe = lambda: 0
+    try:
+        yield
+    finally:
+        hot._next_stripe = saved
+
+
+async def _check_count(db: Database, kind: str, post_id: int, expected: int) -> None:
+    async with db.read() as session:
+        shown = await session.scalar(text(
+            "SELECT coalesce(sum(n), 0) FROM post_answer_counts WHERE post_id = :p"), {"p": post_id})
+        stored = await session.scalar(select(func.count()).select_from(Answer).where(Answer.post_id == post_id))
+    print(f"[{kind}] burst: kept count {shown}, answers recorded {stored}: "
+          f"{'equal' if shown == stored == expected else 'NOT equal'}")
+
+
+@contextmanager
+def _without_estimates() -> Iterator[None]:
+    """Reveals with the online estimate update left out (bench-only switch)."""
+    saved = posts_module.apply_revealed
+
+    async def skip(session: Any, post_id: int, question: Any, now: datetime) -> int:
+        return 0
+
+    posts_module.apply_revealed = skip  # type: ignore[assignment]  # bench-only switch
+    try:
+        yield
+    finally:
+        posts_module.apply_revealed = saved
+
+
+@contextmanager
+def _timing_estimates(spent: list[float]) -> Iterator[None]:
+    """Reveals with the online update as shipped, its own wall time (inside the reveal's
+    transaction) added to ``spent``."""
+    saved = posts_module.apply_revealed
+
+    async def timed(session: Any, post_id: int, question: Any, now: datetime) -> int:
+        t0 = time.perf_counter()
+        try:
+            return await saved(session, post_id, question, now)
+        finally:
+            spent.append(time.perf_counter() - t0)
+
+    posts_module.apply_revealed = timed  # type: ignore[assignment]  # bench-only probe
+    try:
+        yield
+    finally:
+        posts_module.apply_revealed = saved
+
+
+ESTIMATE_CONCURRENCY = 8
+ESTIMATE_POSTS = 2  # per half round: 2 posts x the burst's members
+ESTIMATE_ROUNDS = 5
+
+
+async def _estimate_cost(drill: Drill, kind: str, people: list[Who], floor_rate: float) -> None:
+    """Issue 33's cost: the online update runs at the reveal, once per post, for all its answers.
+    The same clicks and the reveal of their posts, with and without the update, in turn; the
+    update's time per answer (reveal with - reveal without) against the click path's time per
+    answer, whose floor (single-row INSERT+COMMIT, this run) is printed beside it."""
+    where = Where("bench", "w", "c")
+    click_s: dict[bool, list[float]] = {True: [], False: []}  # wall time per answer
+    reveal_s: dict[bool, list[float]] = {True: [], False: []}
+    click_cpu: dict[bool, list[float]] = {True: [], False: []}  # this process's CPU per answer
+    reveal_cpu: dict[bool, list[float]] = {True: [], False: []}
+    own: list[float] = []  # the update's own wall time per answer, round by round
+    for r in range(ESTIMATE_ROUNDS):
+        for with_update in ((True, False) if r % 2 == 0 else (False, True)):
+            posts = [(await drill.ask(where, NullPublisher(), kind="daily")).post_id
+                     for _ in range(ESTIMATE_POSTS)]
+            clicks = [(who, pid, random.randrange(4)) for pid in posts for who in people]
+            random.shuffle(clicks)
+            # a full collection now, not at a random moment inside one variant's timing (a
+            # generation-2 pass takes 70-170 ms here, as much as a reveal of 1,000 answers)
+            gc.collect()
+            cpu0, t0 = time.process_time(), time.perf_counter()
+            rate, _lat = await _clicks(drill, clicks, ESTIMATE_CONCURRENCY)
+            gc.collect()
+            cpu1, t1 = time.process_time(), time.perf_counter()
+            spent: list[float] = []
+            if with_update:
+                with _timing_estimates(spent):
+                    for pid in posts:
+                        await drill.reveal_post(pid, where, NullPublisher())
+            else:
+                with _without_estimates():
+                    for pid in posts:
+                        await drill.reveal_post(pid, where, NullPublisher())
+            cpu2, t2 = time.process_time(), time.perf_counter()
+            n = len(clicks)
+            if with_update:
+                own.append(sum(spent) / n)
+            click_s[with_update].append((t1 - t0) / n)
+            click_cpu[with_update].append((cpu1 - cpu0) / n)
+            reveal_s[with_update].append((t2 - t1) / n)
+            reveal_cpu[with_update].append((cpu2 - cpu1) / n)
+    med = statistics.median
+    click = med(click_s[True] + click_s[False])
+    cpu = med(click_cpu[True] + click_cpu[False])
+    print(f"[{kind}] click path, {ESTIMATE_CONCURRENCY} clients: {click * 1e6:.0f} us per answer "
+          f"({1 / click:,.0f} answers/s; with the update at the reveal {med(click_s[True]) * 1e6:.0f} us, "
+          f"without {med(click_s[False]) * 1e6:.0f} us); floor (single-row INSERT+COMMIT, {BURST_CONCURRENCY} at once, this run) "
+          f"{floor_rate:,.0f}/s = {1e6 / floor_rate:.0f} us; CPU {cpu * 1e6:.0f} us per answer")
+    added = med(reveal_s[True]) - med(reveal_s[False])
+    added_cpu = med(reveal_cpu[True]) - med(reveal_cpu[False])
+    print(f"[{kind}] the reveal, per answer: {med(reveal_s[True]) * 1e6:.0f} us with the online update, "
+          f"{med(reveal_s[False]) * 1e6:.0f} us without (CPU {med(reveal_cpu[True]) * 1e6:.0f} / "
+          f"{med(reveal_cpu[False]) * 1e6:.0f} us)")
+    where_cpu = "the whole work" if kind == "sqlite" else "the bot's side only, not PostgreSQL's"
+    print(f"[{kind}] the online update adds {added * 1e6:.0f} us per answer = {added / click * 100:+.1f}% "
+          f"of the click path's time ({added_cpu * 1e6:.0f} us CPU = {added_cpu / cpu * 100:+.1f}% of "
+          f"the click's CPU, {where_cpu}); at the click itself: nothing (target <= +10%; "
+          f"median of {ESTIMATE_ROUNDS} rounds, reveal with - reveal without)")
+    print(f"[{kind}] the online update's own time in the reveal's transaction: {med(own) * 1e6:.0f} us per "
+          f"answer = {med(own) / click * 100:+.1f}% of the click path's time (rounds: "
+          f"{', '.join(f'{v * 1e6:.0f}' for v in own)} us); load average {_loadavg()}")
+
+
 # ---- two processes on one SQLite file ----------------------------------------------------
 
 async def _worker(url: str, clicks_json: str) -> None:
@@ -349,7 +650,20 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--processes", type=int, default=0, help="N processes on one SQLite file")
     p.add_argument("--clicks", type=int, default=600, help="clicks per process with --processes")
+    p.add_argument("--scale", action="store_true", help="issue 36: click burst and reveal sweep")
+    p.add_argument("--reveals", type=int, default=1000)
+    p.add_argument("--burst", type=int, default=1000)
+    p.add_argument("--parts", default=",".join(PARTS),
+                   help="with --scale: which of burst,cost,reveals to run (e.g. --parts reveals)")
     args = p.parse_args()
+    if args.scale:
+        parts = tuple(x for x in args.parts.split(",") if x)
+        unknown = set(parts) - set(PARTS)
+        if unknown:
+            p.error(f"unknown --parts {sorted(unknown)}; choose from {', '.join(PARTS)}")
+        for kind in backends(args.db):
+            asyncio.run(run_scale(kind, args.reveals, args.burst, args.pg_admin_url, parts))
+        return
     if args.processes:
         run_processes(args.processes, args.clicks)
         return

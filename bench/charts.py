@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from bot.core.model.topics import TOPICS
+from bot.core.domain.topics import TOPICS
 from bot.core.progress import chart_data
 from bot.core.render import charts
 

@@ -22,8 +22,9 @@ from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 
 from bench.common import backends, fresh_database, parser, percentile, ratio_line, summary
+from bot.core.domain.periods import Period, Scope, period_start
 from bot.core.progress import leaderboard
-from bot.core.progress.periods import Period, Scope, period_start
+from bot.storage import scores
 from bot.storage.db import Database
 from bot.storage.models import Answer, Channel, GroupMember, Member, Post, StudyGroup, Workspace
 from bot.storage.scores import rebuild_totals
@@ -116,7 +117,7 @@ async def _time_board(
     for _ in range(repeats):
         async with db.read() as s:
             t0 = time.perf_counter()
-            rows = await leaderboard.top(s, scope, scope_id, since, workspace_id=1)
+            rows = await scores.top(s, scope, scope_id, since, workspace_id=1)
             times.append(time.perf_counter() - t0)
     return times, rows
 
@@ -169,7 +170,7 @@ async def run(kind: str, members: int, answers: int, repeats: int, admin: str) -
             member = rng.randrange(members) + 1
             async with db.read() as s:
                 t0 = time.perf_counter()
-                await leaderboard.rank_of(s, Scope.CHANNEL, 1, since, member)
+                await scores.rank_of(s, Scope.CHANNEL, 1, since, member)
                 times.append(time.perf_counter() - t0)
         print(f"[{kind}] {summary('weekly channel rank of a member', times)}")
         if pool is not None:

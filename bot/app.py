@@ -9,26 +9,47 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.adapters.base import Adapter
 from bot.config import Settings
+from bot.core.challenges.desk import ChallengeDesk
 from bot.core.commands import replies
+from bot.core.commands.catalogue import COMMANDS
 from bot.core.commands.dispatch import CommandDesk
+from bot.core.commands.services import RunnerAccess, Services
+from bot.core.community_banks.desk import BankDesk
 from bot.core.content.bank import Library, load_library
-from bot.core.model.clock import Clock, SystemClock
-from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message
-from bot.core.model.publisher import Publisher
-from bot.core.play import delivery as delivery_port
-from bot.core.play.daily import DailyPosting
-from bot.core.play.delivery import Delivery
-from bot.core.play.drill import Drill
-from bot.core.play.runs import RunDesk
-from bot.core.play.weekly import WeeklyPosting
+from bot.core.daily.service import DailyPosting
+from bot.core.domain.clock import Clock, SystemClock
+from bot.core.domain.identity import Where, Who
+from bot.core.domain.messages import Message
+from bot.core.drill import delivery as delivery_port
+from bot.core.drill.service import Drill
+from bot.core.learning.quality_desk import QualityDesk
+from bot.core.learning.report_desk import ReportDesk
+from bot.core.mock.desk import MockDesk
+from bot.core.mock.group import GroupMocks
+from bot.core.progress.home import HomeDesk
+from bot.core.publisher import (
+    ChatPublisher,
+    Delivery,
+    has_roles_via,
+    role_problem_via,
+    set_role_via,
+)
+from bot.core.runs.desk import RunDesk
+from bot.core.weekly.service import WeeklyPosting
 from bot.scheduler import DailyScheduler
+from bot.storage.claims import DailyClaims, WeeklyClaims
 from bot.storage.db import Database
+from bot.storage.group_mocks import StoredGroupMocks
+
+if TYPE_CHECKING:
+    from bot.observability.health import Check, Detail
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +59,15 @@ class UnknownPlatformError(LookupError):
 
 
 @dataclass
-class RoutingPublisher:
+class RoutingPublisher(ChatPublisher):
     """One Publisher for the core that forwards to the adapter of ``where.platform``."""
 
-    routes: dict[str, Publisher] = field(default_factory=dict)
+    routes: dict[str, ChatPublisher] = field(default_factory=dict)
 
-    def register(self, platform: str, publisher: Publisher) -> None:
+    def register(self, platform: str, publisher: ChatPublisher) -> None:
         self.routes[platform] = publisher
 
-    def _route(self, where: Where) -> Publisher:
+    def _route(self, where: Where) -> ChatPublisher:
         try:
             return self.routes[where.platform]
         except KeyError:
@@ -58,6 +79,7 @@ class RoutingPublisher:
     async def update(self, where: Where, ref: str, message: Message) -> None:
         await self._route(where).update(where, ref, message)
 
+    # the delivery helpers, not direct calls: tests register smaller publishers than a platform's
     async def publish_once(self, where: Where, message: Message, delivery: Delivery) -> str:
         return await delivery_port.publish_once(self._route(where), where, message, delivery)
 
@@ -65,11 +87,68 @@ class RoutingPublisher:
         return await delivery_port.find_sent(self._route(where), where, delivery)
 
     async def permalink(self, where: Where, ref: str) -> str | None:
-        return await delivery_port.permalink(self._route(where), where, ref)
+        return await delivery_port.permalink(self._route(where), where, ref)  # never fails a post
 
     async def tell(self, who: Who, message: Message) -> bool:
         publisher = self.routes.get(who.platform)
         return False if publisher is None else await delivery_port.tell_privately(publisher, who, message)
+
+    async def delete(self, where: Where, ref: str) -> None:
+        await self._route(where).delete(where, ref)
+
+    async def set_role(self, where: Where, user_id: str, role_id: str, *, held: bool) -> None:
+        await set_role_via(self._route(where), where, user_id, role_id, held=held)
+
+    def has_roles(self, where: Where) -> bool:
+        return has_roles_via(self.routes.get(where.platform), where)
+
+    async def role_problem(self, where: Where, role_id: str) -> str | None:
+        return await role_problem_via(self._route(where), where, role_id)
+
+
+@dataclass
+class RunnerSlot:
+    """The runner as the core sees it (``RunnerAccess``): its desk once started, or why not."""
+
+    with_runner: bool = True
+    runs: RunDesk | None = None
+    task: asyncio.Task[str | None] | None = None
+
+    def desk(self) -> RunDesk | None:
+        return self.runs
+
+    def unavailable(self) -> str:
+        if self.task is not None and not self.task.done():
+            return replies.RUNNER_STARTING
+        if self.with_runner and self.task is None and self.runs is None:
+            return replies.RUNNER_STARTING  # adapters answer before start() creates the task
+        problem = None
+        if self.task is not None and not self.task.cancelled():
+            problem = self.task.result() if self.task.exception() is None else None
+        return f"{replies.NO_RUNNER} ({problem})" if problem else replies.NO_RUNNER
+
+
+def build_services(drill: Drill, daily: DailyPosting, publisher: ChatPublisher,
+                   runner: RunnerAccess) -> Services:
+    """Every feature the commands route to, once; ``build_app`` and the tests call this."""
+    challenges = ChallengeDesk(drill.db, drill.clock)
+    drill.role_publisher = publisher  # readiness roles the moment a private answer moves it
+
+    async def solve_rewards(who: Who, challenge_id: str, passed: int, total: int, solved: bool) -> None:
+        if solved:  # "N challenges solved" roles the moment the verdict passes
+            await drill.rewards_for_who(who, ("solved",), publisher)
+
+    challenges.verdict_listeners.append(solve_rewards)
+    mocks = MockDesk(drill.mock_store, drill.library, drill.clock, challenges, drill.rng, drill.practice.band)
+    weekly = WeeklyPosting(drill.db, drill.clock, publisher, on_change=daily.changed,
+                           library=drill.library, claims=WeeklyClaims(drill.db))
+    return Services(
+        drill=drill, daily=daily, weekly=weekly, challenges=challenges, mocks=mocks,
+        group_mocks=GroupMocks(StoredGroupMocks(drill.db), mocks, drill.clock, publisher),
+        home=HomeDesk(drill, challenges, weekly, COMMANDS),
+        reports=ReportDesk(drill.report_store, drill.library, drill.clock, drill.refresh_shelf),
+        banks=BankDesk(drill.db, drill.library, drill.clock, drill.shelf),
+        quality=QualityDesk(drill.quality_data, drill.library), publisher=publisher, runner=runner)
 
 
 @dataclass
@@ -81,37 +160,51 @@ class App:
     publisher: RoutingPublisher
     daily: DailyPosting
     scheduler: DailyScheduler
-    runs: RunDesk | None = None
-    with_runner: bool = True
+    services: Services
+    runner: RunnerSlot
     runner_overrides: dict[str, object] = field(default_factory=dict)  # RunnerSettings fields
-    runner_task: asyncio.Task[str | None] | None = None
     commands: CommandDesk = field(init=False)
 
     def __post_init__(self) -> None:
-        self.commands = CommandDesk(self.drill, self.daily, self.publisher, self)
+        self.commands = CommandDesk(self.services)
 
-    # ---- RunnerAccess: what /run may use right now ----------------------------------------
-    def desk(self) -> RunDesk | None:
-        return self.runs
+    # the runner slot's state, as tests and adapters read and set it
+    @property
+    def runs(self) -> RunDesk | None:
+        return self.runner.runs
 
-    def unavailable(self) -> str:
-        if self.runner_task is not None and not self.runner_task.done():
-            return replies.RUNNER_STARTING
-        problem = None
-        if self.runner_task is not None and not self.runner_task.cancelled():
-            problem = self.runner_task.result() if self.runner_task.exception() is None else None
-        return f"{replies.NO_RUNNER} ({problem})" if problem else replies.NO_RUNNER
+    @runs.setter
+    def runs(self, desk: RunDesk | None) -> None:
+        self.runner.runs = desk
 
-    def health_checks(self) -> dict[str, object]:
+    @property
+    def runner_task(self) -> asyncio.Task[str | None] | None:
+        return self.runner.task
+
+    @runner_task.setter
+    def runner_task(self, task: asyncio.Task[str | None] | None) -> None:
+        self.runner.task = task
+
+    @property
+    def with_runner(self) -> bool:
+        return self.runner.with_runner
+
+    @with_runner.setter
+    def with_runner(self, value: bool) -> None:
+        self.runner.with_runner = value
+
+    def health_checks(self) -> dict[str, Check | Detail]:
         from bot.observability.health import (
             database_check,
+            posting_detail,
             redis_check,
             runner_detail,
             schema_check,
         )
 
-        checks = {"database": database_check(self.db), "schema": schema_check(self.db),
-                  "runner": runner_detail(self)}
+        checks: dict[str, Check | Detail] = {
+            "database": database_check(self.db), "schema": schema_check(self.db),
+            "runner": runner_detail(self), "posting": posting_detail(self.scheduler.detail)}
         if self.settings.runner_backend.value == "redis":
             checks["redis"] = redis_check(self.settings.redis_url)
         return checks
@@ -119,7 +212,7 @@ class App:
     async def start_runner(self) -> str | None:
         """Start the code runner; returns why not (``/run`` then says so) instead of failing."""
         try:
-            from runner.service import make_runner
+            from runner.factory import make_runner
         except ImportError:
             return "the runner extra is not installed (pip install 'torchdrill[runner]')"
         runner = make_runner(self.settings.runner_backend.value, **self.runner_overrides)
@@ -173,13 +266,16 @@ async def build_app(
         await db.dispose()
         raise
     library = load_banks(settings)
-    drill = Drill(db, library, clock or SystemClock())
+    drill = Drill(db, library, clock or SystemClock(), practice_band=settings.practice_band)
     publisher = RoutingPublisher()
-    daily = DailyPosting(drill, publisher)
-    weekly = WeeklyPosting(drill.db, drill.clock, publisher, library=drill.library)
-    scheduler = DailyScheduler(daily, weekly=weekly)
+    daily = DailyPosting(drill, publisher, claims=DailyClaims(db))  # claim stores: bot.core.posting's port
+    runner = RunnerSlot(with_runner=with_runner)
+    services = build_services(drill, daily, publisher, runner)
+    scheduler = DailyScheduler(daily, weekly=services.weekly)
+    scheduler.sweeps.append(lambda: services.mocks.sweep(publisher))  # /mock deadlines
+    scheduler.sweeps.append(services.group_mocks.sweep)  # group mocks' posts and boards, after those
     daily.on_change = scheduler.rebuild
-    return App(settings, db, library, drill, publisher, daily, scheduler, with_runner=with_runner)
+    return App(settings, db, library, drill, publisher, daily, scheduler, services, runner)
 
 
 def configured_adapters(app: App) -> list[Adapter]:
@@ -197,29 +293,43 @@ def configured_adapters(app: App) -> list[Adapter]:
 
 
 async def serve(settings: Settings) -> None:
-    """Run every configured adapter; with no platform token, the console playground."""
+    """Run every configured adapter. With no platform token: the console playground in a
+    terminal; without one (a container) the HTTP endpoints, scheduler and runner, so
+    /readyz still answers while the tokens are being set up."""
     from bot.observability.health import make_health_app, start_http
     from bot.observability.logs import setup_logging
 
     adapters: list[Adapter] = []
     app = await build_app(settings)
     adapters = configured_adapters(app)
-    console = not adapters
+    console = not adapters and sys.stdin.isatty()
     if console:
         from bot.adapters.console.play import ConsoleAdapter
 
         adapters = [ConsoleAdapter(app)]
     else:
         setup_logging(settings.log_level, settings.log_json, settings=settings)
+        if not adapters:
+            log.warning("no Discord or Slack token set and no terminal: serving only HTTP "
+                        "(/healthz, /readyz, /metrics) until signalled")
     http = None
     slack_serves_http = any(getattr(a, "serves_http", False) for a in adapters)
     if not console and not slack_serves_http:
         http = await start_http(make_health_app(app.health_checks()), settings.http_host, settings.http_port)
     try:
-        await run_adapters(app, adapters)
+        await (run_adapters(app, adapters) if adapters else run_headless(app))
     finally:
         if http is not None:
             await http.cleanup()
+
+
+async def run_headless(app: App) -> None:
+    """No platform and no terminal: the app (scheduler, runner) until the task is cancelled."""
+    try:
+        await app.start()
+        await asyncio.Event().wait()
+    finally:
+        await app.close()
 
 
 async def run_adapters(app: App, adapters: list[Adapter]) -> None:

@@ -24,7 +24,7 @@ import time
 import traceback
 import types
 import warnings
-from typing import Any
+from typing import Any, TextIO, TypedDict
 
 TORCH_DEFAULT_SEED = 67280421310721  # torch.initial_seed() of a new interpreter
 
@@ -63,7 +63,21 @@ def _deepest_line(exc: BaseException, script: str) -> int | None:
     return frames[-1].lineno if frames else None
 
 
-def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[str, Any]:
+class Baseline(TypedDict):
+    """The interpreter state a job starts from and is put back to."""
+
+    cwd: str
+    path: list[str]
+    environ: dict[str, str]
+    filters: list[Any]
+    threads: int
+    recursion: int
+    stdin: TextIO
+    devnull: int
+    stderr: int
+
+
+def run_job(program: str, torch_state: Any, baseline: Baseline) -> dict[str, Any]:
     workdir = tempfile.mkdtemp(prefix="snippet-")
     capture = tempfile.mkdtemp(prefix="snippet-io-")
     script = os.path.join(workdir, "snippet.py")
@@ -83,7 +97,7 @@ def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[st
     sys.argv = [script]
     main = types.ModuleType("__main__")  # a real module: pickle and inspect find its classes
     main.__file__ = script
-    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    main.__builtins__ = builtins  # type: ignore[attr-defined]  # exec's globals need it; ModuleType does not declare it
     namespace = main.__dict__
     worker_main = sys.modules["__main__"]
     sys.modules["__main__"] = main
@@ -103,11 +117,12 @@ def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[st
         traceback.print_exception(exc)
     seconds = time.monotonic() - started
     sys.modules["__main__"] = worker_main
-    sys.stdout = sys.__stdout__
-    sys.stderr = sys.__stderr__
+    real_out, real_err = sys.__stdout__, sys.__stderr__
+    assert real_out is not None and real_err is not None  # the pool starts workers with both pipes
+    sys.stdout, sys.stderr = real_out, real_err
     sys.stdin = baseline["stdin"]
-    sys.stdout.flush()
-    sys.stderr.flush()
+    real_out.flush()
+    real_err.flush()
     os.dup2(baseline["devnull"], 1)
     os.dup2(baseline["stderr"], 2)
     dirty = threading.active_count() > baseline["threads"]
@@ -127,15 +142,15 @@ def run_job(program: str, torch_state: Any, baseline: dict[str, Any]) -> dict[st
             "error": error, "error_line": line, "dirty": dirty}
 
 
-def _restore(baseline: dict[str, Any], workdir: str) -> None:
+def _restore(baseline: Baseline, workdir: str) -> None:
     os.chdir(baseline["cwd"])
     sys.path[:] = baseline["path"]
     os.environ.clear()
     os.environ.update(baseline["environ"])
-    warnings.filters[:] = baseline["filters"]
+    warnings.filters[:] = baseline["filters"]  # type: ignore[index]  # a list; typeshed says Sequence
     sys.setrecursionlimit(baseline["recursion"])
     gc.enable()
-    warnings._filters_mutated()  # type: ignore[attr-defined]  # forget "already shown" marks
+    warnings._filters_mutated()  # type: ignore[attr-defined]  # private, untyped: forget "already shown" marks
     for name, module in list(sys.modules.items()):
         if (getattr(module, "__file__", None) or "").startswith(workdir):
             del sys.modules[name]  # modules the snippet wrote and imported
@@ -150,7 +165,7 @@ def main() -> None:
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     sys.path.insert(0, "")
     torch_state = _torch_defaults()
-    baseline = {
+    baseline: Baseline = {
         "cwd": os.getcwd(), "path": list(sys.path), "environ": dict(os.environ),
         "filters": list(warnings.filters), "threads": threading.active_count(),
         "recursion": sys.getrecursionlimit(), "stdin": sys.stdin,

@@ -5,9 +5,16 @@ address-space cap turns a failed thread creation into a wrong verdict. A memory 
 charges every page a job makes, a pids cgroup counts its processes and threads, and both
 keep counters (`oom_kill`, `max`) that say what really stopped a job.
 
-Layout: `<the worker's own cgroup>/torchdrill-<instance>/slot<N>`, so two runner instances
-on one host never count against each other, and the worker stays inside whatever limits
-its own cgroup has (systemd `Delegate=yes`, Docker with `--cgroupns`).
+CPU fairness: where the `cpu` controller is ours too, each job also gets its own CPU group
+with the same weight, so two jobs running at once split the CPUs evenly however many
+processes either starts (24 busy processes on one slot cannot starve the other slot's job
+past its wall limit). The weight only matters under contention: a job alone uses every core.
+
+Layout: `<the worker's own cgroup>/torchdrill-<instance>/job-<random>`, so two runner
+instances on one host never count against each other, the worker stays inside whatever
+limits its own cgroup has (systemd `Delegate=yes`, Docker with `--cgroupns`), and a job
+reading its own /proc/self/cgroup learns nothing about how many jobs ran before it. On v2
+the worker's own processes first move into the leaf `<its cgroup>/worker` (see `delegate`).
 """
 
 from __future__ import annotations
@@ -32,13 +39,21 @@ class Mechanism:
     memory: Path  # the instance directory in the memory (or unified) hierarchy
     pids: Path
     swap_accounted: bool
+    cpu: Path | None = None  # the instance directory in the cpu hierarchy, when writable
+
+    @property
+    def tops(self) -> set[Path]:
+        """The instance directory in every hierarchy used."""
+        return {self.memory, self.pids} | ({self.cpu} if self.cpu else set())
 
     def describe(self) -> str:
         if self.version == 2:
-            return f"cgroup v2 (memory.max, swap off, pids.max) under {self.memory.parent}"
+            cpu = ", cpu.weight per job" if self.cpu else ""
+            return f"cgroup v2 (memory.max, swap off, pids.max{cpu}) under {self.memory.parent}"
         swap = " + memory.memsw" if self.swap_accounted else " (no swap accounting)"
+        cpu = f", cpu.shares per job under {self.cpu.parent}" if self.cpu else ""
         return (f"cgroup v1: memory.limit_in_bytes{swap} under {self.memory.parent}, "
-                f"pids.max under {self.pids.parent}")
+                f"pids.max under {self.pids.parent}{cpu}")
 
 
 def _own_paths() -> dict[str, str]:
@@ -71,46 +86,168 @@ def _writable_dir(path: Path) -> bool:
     return True
 
 
+V2_REQUIRED: tuple[str, ...] = ("memory", "pids")
+V2_OPTIONAL: tuple[str, ...] = ("cpu",)  # fair CPU shares between jobs, where the parent delegates it
+LEAF = "worker"  # the leaf the worker's own processes move into on v2
+MOVE_ROUNDS = 50  # a process forking while we move it leaves a child behind: sweep again
+ROOT_HINT = "run the worker as root with the cgroup mounted read-write"
+DELEGATE_HINT = ("the parent cgroup must delegate them (systemd: Delegate=yes; Docker: "
+                 "cgroup v2 with --cgroupns=private)")
+
+
+class Unavailable(RuntimeError):
+    """No kernel limits from cgroups here; the message says why in one line."""
+
+
+def _plus(controllers: tuple[str, ...]) -> str:
+    """What `cgroup.subtree_control` takes to enable these controllers."""
+    return " ".join(f"+{c}" for c in controllers)
+
+
+def _controllers(path: Path) -> list[str]:
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
+
+
+def _move_out(base: Path, leaf: Path) -> None:
+    """Move every process of `base` into `leaf` (children forked meanwhile follow)."""
+    for _ in range(MOVE_ROUNDS):
+        pids = _procs(base)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                _write(leaf / "cgroup.procs", str(pid))
+            except OSError as exc:
+                if exc.errno != errno.ESRCH:  # a process that exited meanwhile is fine
+                    raise Unavailable(f"cgroup v2: cannot move process {pid} from {base} into "
+                                      f"{leaf}: {exc.strerror}") from exc
+    raise Unavailable(f"cgroup v2: processes keep appearing in {base}; run the worker in a "
+                      "cgroup of its own")
+
+
+def delegate(base: Path) -> set[str]:
+    """Make the worker's v2 cgroup `base` able to give controllers to per-job cgroups.
+
+    The kernel enables a controller for a cgroup's children only while that cgroup holds no
+    processes itself ("no internal processes"), and the worker lives in `base`. So: move every
+    process of `base` into the leaf `base/worker`, then enable memory and pids (and cpu where
+    offered) in `base/cgroup.subtree_control`; jobs get cgroups beside the leaf. The real root
+    of the hierarchy (no `cgroup.type`) is exempt from the rule, and its processes are the
+    whole host's: nothing moves there. Returns the optional controllers enabled; raises
+    Unavailable.
+    """
+    available = _controllers(base / "cgroup.controllers")
+    missing = [c for c in V2_REQUIRED if c not in available]
+    if missing:
+        offers = " ".join(available) or "none"
+        raise Unavailable(f"cgroup v2: controller {', '.join(missing)} not available in {base} "
+                          f"(it offers: {offers}); {DELEGATE_HINT}")
+    leaf = base / LEAF
+    if (base / "cgroup.type").exists():
+        try:
+            leaf.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise Unavailable(f"cgroup v2: cannot create {leaf}: {exc.strerror}; {ROOT_HINT}") from exc
+        _move_out(base, leaf)
+    try:
+        _write(base / "cgroup.subtree_control", _plus(V2_REQUIRED))
+    except OSError as exc:
+        busy = " (processes are still in it)" if exc.errno == errno.EBUSY else ""
+        raise Unavailable(f"cgroup v2: cannot enable {', '.join(V2_REQUIRED)} for the children "
+                          f"of {base}: {exc.strerror}{busy}") from exc
+    enabled: set[str] = set()
+    for name in (c for c in V2_OPTIONAL if c in available):
+        with contextlib.suppress(OSError):  # optional: limits hold without it
+            _write(base / "cgroup.subtree_control", f"+{name}")
+            enabled.add(name)
+    return enabled
+
+
+def _v2_base(root: Path, own: str) -> Path:
+    """The worker's cgroup; once the worker sits in its own leaf, the leaf's parent."""
+    base = root / own.lstrip("/")
+    enabled = _controllers(base.parent / "cgroup.subtree_control")
+    if base.name == LEAF and base != root and all(c in enabled for c in V2_REQUIRED):
+        return base.parent
+    return base
+
+
 def _v2(instance: str) -> Mechanism | None:
+    """None where this host has no unified hierarchy for us; raises Unavailable where it has
+    one that cannot limit jobs."""
     root = _unified_root()
     own = _own_paths().get("")
     if root is None or own is None:
         return None
-    base = root / own.lstrip("/")
-    try:
-        available = (base / "cgroup.controllers").read_text().split()
-    except OSError:
-        return None
-    if not {"memory", "pids"} <= set(available) or not _writable_dir(base):
-        return None
-    try:  # controllers must be enabled for our children (fails if delegation is incomplete)
-        (base / "cgroup.subtree_control").write_text("+memory +pids")
-    except OSError:
-        return None
+    base = _v2_base(root, own)
+    if not (base / "cgroup.controllers").exists():
+        raise Unavailable(f"cgroup v2: the worker's cgroup {base} is not visible (mount the "
+                          "cgroup namespace's own hierarchy, e.g. --cgroupns=private)")
+    cpu = "cpu" in delegate(base)
     top = base / f"torchdrill-{instance}"
-    return Mechanism(2, top, top, swap_accounted=True)
+    return Mechanism(2, top, top, swap_accounted=True, cpu=top if cpu else None)
 
 
 def _v1(instance: str) -> Mechanism | None:
+    """None where this host has no v1 memory and pids hierarchies for us; raises Unavailable
+    where it has them but they cannot limit jobs."""
     own = _own_paths()
     mem_root, pids_root = ROOT / "memory", ROOT / "pids"
-    if "memory" not in own or "pids" not in own:
-        return None
+    if "memory" not in own or "pids" not in own or not mem_root.is_dir() or not pids_root.is_dir():
+        return None  # not mounted (a container shows only the unified hierarchy, say)
     mem = mem_root / own["memory"].lstrip("/")
     pids = pids_root / own["pids"].lstrip("/")
     if not (mem / "memory.limit_in_bytes").exists() and mem != mem_root:
-        return None
-    if not _writable_dir(mem) or not _writable_dir(pids):
-        return None
+        raise Unavailable(f"cgroup v1: the worker's memory cgroup {mem} is not visible (only "
+                          "part of the hierarchy is mounted)")
+    for directory in (mem, pids):
+        if not _writable_dir(directory):
+            raise Unavailable(f"cgroup v1: cannot create cgroups in {directory}; {ROOT_HINT}")
     swap = (mem / "memory.memsw.limit_in_bytes").exists() or \
         (mem_root / "memory.memsw.limit_in_bytes").exists()
     name = f"torchdrill-{instance}"
-    return Mechanism(1, mem / name, pids / name, swap_accounted=swap)
+    cpu = None
+    if "cpu" in own:  # optional: fair CPU shares between jobs
+        cpu_dir = _v1_dir("cpu", own["cpu"])
+        if cpu_dir is not None and (cpu_dir / "cpu.shares").exists() and _writable_dir(cpu_dir):
+            cpu = cpu_dir / name
+    return Mechanism(1, mem / name, pids / name, swap_accounted=swap, cpu=cpu)
+
+
+def _v1_dir(controller: str, own: str) -> Path | None:
+    """The worker's cgroup in a v1 hierarchy, mounted alone or co-mounted (`cpu,cpuacct`)."""
+    for mount in (ROOT / controller, *sorted(ROOT.glob(f"*{controller}*"))):
+        if mount.is_dir() and controller in mount.name.split(","):
+            return mount / own.lstrip("/")
+    return None
+
+
+def find(instance: str) -> Mechanism:
+    """v2 where it can be delegated to us, else v1 where writable; else raises Unavailable
+    saying why (the v2 reason first: hybrid hosts offer a unified hierarchy without memory)."""
+    problems = []
+    for version in (_v2, _v1):
+        try:
+            found = version(instance)
+        except Unavailable as exc:
+            problems.append(str(exc))
+            continue
+        if found is not None:
+            return found
+    if not problems:
+        raise Unavailable(f"no cgroup v2 or v1 (memory, pids) hierarchy for this process under {ROOT}")
+    raise Unavailable("; ".join(problems))
 
 
 def detect(instance: str) -> Mechanism | None:
-    """v2 where it is delegated to us, else v1 where writable, else None (no kernel limits)."""
-    return _v2(instance) or _v1(instance)
+    """`find`, or None (no kernel limits) where it raises."""
+    try:
+        return find(instance)
+    except Unavailable:
+        return None
 
 
 def _write(path: Path, value: str) -> None:
@@ -186,14 +323,22 @@ class JobCgroup:
         self.mechanism = mechanism
         self.memory = mechanism.memory / name
         self.pids = mechanism.pids / name
+        self.cpu = mechanism.cpu / name if mechanism.cpu else None
+
+    @property
+    def dirs(self) -> set[Path]:
+        return {self.memory, self.pids} | ({self.cpu} if self.cpu else set())
 
     def create(self) -> None:
-        for top in {self.mechanism.memory, self.mechanism.pids}:
+        for top in self.mechanism.tops:
             top.mkdir(exist_ok=True)
         if self.mechanism.version == 2:
             with contextlib.suppress(OSError):
-                _write(self.mechanism.memory / "cgroup.subtree_control", "+memory +pids")
-        for directory in {self.memory, self.pids}:
+                _write(self.mechanism.memory / "cgroup.subtree_control", _plus(V2_REQUIRED))
+            if self.mechanism.cpu:
+                with contextlib.suppress(OSError):
+                    _write(self.mechanism.memory / "cgroup.subtree_control", "+cpu")
+        for directory in self.dirs:
             if directory.exists():
                 _remove_tree(directory)  # a crashed instance of the same name left it
             directory.mkdir()
@@ -217,9 +362,13 @@ class JobCgroup:
             with contextlib.suppress(OSError):
                 _write(self.memory / "memory.swappiness", "0")
         _write(self.pids / "pids.max", str(max_procs))
+        if self.cpu is not None:  # every job the same weight, whatever the defaults say
+            weight = ("cpu.weight", "100") if self.mechanism.version == 2 else ("cpu.shares", "1024")
+            with contextlib.suppress(OSError):
+                _write(self.cpu / weight[0], weight[1])
 
     def add(self, pid: int) -> None:
-        for directory in {self.memory, self.pids}:
+        for directory in self.dirs:
             _write(directory / "cgroup.procs", str(pid))
 
     def counters(self) -> Counters:
@@ -255,29 +404,29 @@ class JobCgroup:
         return efd
 
     def kill_all(self) -> bool:
-        return all(kill_all(d) for d in {self.memory, self.pids})
+        return all(kill_all(d) for d in self.dirs)
 
     def members(self) -> list[int]:
         return sorted(set(_procs(self.memory)) | set(_procs(self.pids)))
 
     def remove(self) -> None:
-        for directory in {self.memory, self.pids}:
+        for directory in self.dirs:
             _remove_tree(directory)
 
 
 def remove_instance(mechanism: Mechanism) -> None:
-    for top in {mechanism.memory, mechanism.pids}:
+    for top in mechanism.tops:
         _remove_tree(top)
 
 
 def sweep_stale(mechanism: Mechanism) -> None:
     """Remove subtrees of default-named instances (`torchdrill-<pid>-...`) whose worker is
     gone: a killed worker cannot clean up after itself."""
-    for top in {mechanism.memory.parent, mechanism.pids.parent}:
+    for top in {t.parent for t in mechanism.tops}:
         with contextlib.suppress(OSError):
             for entry in top.iterdir():
                 pid = entry.name.removeprefix("torchdrill-").partition("-")[0]
                 if (entry.name.startswith("torchdrill-") and pid.isdigit()
-                        and entry != mechanism.memory and entry != mechanism.pids
+                        and entry not in mechanism.tops
                         and not Path(f"/proc/{pid}").exists()):
                     _remove_tree(entry)

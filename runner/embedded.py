@@ -12,6 +12,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 
+from runner import judging
 from runner.fairness import RateLimiter, already_active, check_code_size, queue_full
 from runner.jobs import (
     JobRejected,
@@ -115,6 +116,9 @@ class EmbeddedRunner(RunnerService):
                 return i
         return None
 
+    async def active_job(self, requester: str) -> str | None:
+        return self._active.get(requester)
+
     async def cancel(self, job_id: str) -> bool:
         for queued in self._pending:
             if queued.job_id == job_id:
@@ -124,6 +128,7 @@ class EmbeddedRunner(RunnerService):
                                              error_message="cancelled before it started"))
                 return True
         if job_id in self._running:
+            judging.request_cancel(job_id)  # a judge job between two of its case jobs
             await self._running[job_id][1].cancel()
             return True
         return False
@@ -148,8 +153,8 @@ class EmbeddedRunner(RunnerService):
     async def _run(self, queued: _Queued, slot: Slot, note: str | None) -> None:
         assert self._pool is not None
         try:
-            result = await self._pool.execute(queued.job_id, queued.request, slot, note,
-                                              self.limits)
+            result = await judging.execute(self._pool, queued.job_id, queued.request, slot, note,
+                                           self.limits)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug here must still answer the member

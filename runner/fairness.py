@@ -12,7 +12,11 @@ from runner.jobs import JobRejected
 
 
 def check_code_size(code: str, max_bytes: int) -> None:
-    size = len(code.encode("utf-8"))
+    try:
+        size = len(code.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # a lone surrogate: no byte sequence can carry it
+        raise JobRejected(f"code rejected: character {exc.start + 1} is not valid text (a lone "
+                          "surrogate); paste the snippet again as plain text") from None
     if size > max_bytes:
         raise JobRejected(f"code too large: {size:,} bytes (the limit is {max_bytes:,} bytes); "
                           "trim it or split it into smaller snippets")
@@ -21,8 +25,10 @@ def check_code_size(code: str, max_bytes: int) -> None:
 
 
 def already_active(job_id: str) -> JobRejected:
+    """The bot words this with its cancel command (bot.core.runs.desk); this text is for
+    callers without one."""
     return JobRejected(f"you already have a running job ({job_id}); wait for its result "
-                       "or cancel it first")
+                       "in its thread, then run again", active_job=job_id)
 
 
 def _count(n: int, noun: str) -> str:

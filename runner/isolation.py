@@ -134,14 +134,25 @@ def sandbox_python() -> str:
     return sys.executable
 
 
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+BWRAP_ENV: dict[str, str] = {}  # bubblewrap itself starts with an empty environment
+
+
+def sandbox_env() -> dict[str, str]:
+    """What every process inside a sandbox starts with (a slot adds its own keys)."""
+    return {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": "/tmp", "MALLOC_ARENA_MAX": "2",
+            "PYTHONDONTWRITEBYTECODE": "1", "USER": "sandbox"}
+
+
 def _probe_bwrap(bwrap: str, root: bool, seccomp_ok: bool) -> str | None:
-    """Start a real, tiny sandbox; None when it worked, else why not."""
+    """Start a real, tiny sandbox the way a slot starts one (the same bubblewrap arguments,
+    interpreter, flags and environments, inside and out); None when it worked, else why not."""
     fd = seccomp_memfd() if seccomp_ok else None
-    probe = [*bwrap_command(bwrap, root=root, disk_mb=8, env={"PATH": "/usr/bin:/bin"},
-                            gpu=False, seccomp_fd=fd), sandbox_python(), "-c", "import os"]
+    probe = [*bwrap_command(bwrap, root=root, disk_mb=8, env=sandbox_env(), gpu=False,
+                            seccomp_fd=fd), sandbox_python(), "-I", "-c", "import os"]
     try:
-        done = subprocess.run(probe, capture_output=True, timeout=30, check=False,
-                              pass_fds=(fd,) if fd is not None else ())
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False, env=BWRAP_ENV,
+                              pass_fds=(fd,) if fd is not None else (), start_new_session=True)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap failed: {exc}"
     finally:
@@ -164,7 +175,11 @@ def seccomp_memfd() -> int:
 def detect() -> Isolation:
     """Probe (cgroups by making one, bubblewrap by starting it) rather than trust `which`."""
     root = os.geteuid() == 0
-    mechanism = cgroups.detect("probe")
+    try:
+        mechanism: cgroups.Mechanism | None = cgroups.find("probe")
+        no_cgroups = None
+    except cgroups.Unavailable as exc:
+        mechanism, no_cgroups = None, str(exc)
     no_seccomp = syscall_filter.available()
     user = ("jobs run as an unprivileged per-instance, per-slot uid (worker is root)" if root
             else f"jobs run as the worker's own non-root uid {os.geteuid()}")
@@ -175,7 +190,8 @@ def detect() -> Isolation:
         limits = ["memory: only a PSS watchdog and RLIMIT_AS (no kernel memory limit)",
                   "processes: only RLIMIT_NPROC per uid"]
     common = [*limits,
-              "rlimits: CPU time, file size, open files, core dumps off",
+              "rlimits: CPU time, open files, core dumps off (file size only without a "
+              "per-job tmpfs); jobs are undumpable",
               "wall-time limit kills every process of the job",
               "clean template: jobs fork from a process that has only imported torch; "
               "code and output never pass through it",
@@ -187,10 +203,8 @@ def detect() -> Isolation:
     elif (failed := _probe_bwrap(bwrap, root, no_seccomp is None)) is not None:
         problems.append(failed)
         bwrap = None
-    if not mechanism:
-        problems.append("no kernel memory limits: no writable cgroup v2 (memory, pids "
-                        "delegated) or v1 (memory, pids) hierarchy"
-                        + ("" if root else "; run the worker as root or delegate cgroups"))
+    if no_cgroups:
+        problems.append(f"no kernel memory limits: {no_cgroups}")
     if no_seccomp:
         problems.append(f"no seccomp filter: {no_seccomp}")
     if not root:
@@ -199,12 +213,13 @@ def detect() -> Isolation:
         features = [
             "bubblewrap: network, PID, UTS namespaces; filesystem: read-only /usr and "
             "Python install, bot files not visible",
-            "per job: new IPC and mount namespaces, fresh size-capped tmpfs on /tmp and "
-            "/dev/shm writable by the job, discarded at job end" if root else
+            "per job: new PID, IPC and mount namespaces, fresh size-capped tmpfs on /tmp "
+            "and /dev/shm writable by the job, discarded at job end" if root else
             "per job: shared /tmp and /dev/shm, emptied after the job",
             ("seccomp (bwrap --seccomp, plus a stricter per-job filter): no new "
              "namespaces, mount, ptrace, process_vm_*, io_uring, bpf, perf_event_open, "
-             "keyctl, kexec, modules" if no_seccomp is None else "NO seccomp filter"),
+             "keyctl, kexec, modules, file watches; sockets: unix, IP and netlink route "
+             "only" if no_seccomp is None else "NO seccomp filter"),
             "capabilities: bwrap --cap-drop ALL; jobs have an empty bounding set, "
             "no_new_privs" if root else "capabilities: none (user namespace)",
             user, *common]

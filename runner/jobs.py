@@ -45,18 +45,25 @@ class JobRequest:
     # Stricter limits the caller asks for (a challenge's own): a worker applies each only where
     # it is below its own, so a request can tighten the sandbox, never loosen it.
     limits: dict[str, float] = field(default_factory=dict)
+    # A judge job (runner.judge.judge_job): the worker judges `code` against this problem and
+    # answers with a verdict instead of output
+    judge: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "requester": self.requester,
+        data = {"code": self.code, "requester": self.requester,
                 "reply_to": dict(self.reply_to), "device": self.device.value,
                 "limits": dict(self.limits)}
+        if self.judge is not None:
+            data["judge"] = self.judge
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobRequest:
         return cls(code=data["code"], requester=data["requester"],
                    reply_to={str(k): str(v) for k, v in data.get("reply_to", {}).items()},
                    device=Device(data.get("device", "auto")),
-                   limits={str(k): float(v) for k, v in (data.get("limits") or {}).items()})
+                   limits={str(k): float(v) for k, v in (data.get("limits") or {}).items()},
+                judge=data.get("judge") if isinstance(data.get("judge"), dict) else None)
 
 
 @dataclass
@@ -106,6 +113,7 @@ class JobResult:
     gpu_max_allocated_mb: float | None = None
     error_message: str | None = None  # the sandbox's own verdict, e.g. "killed: wall-time limit 20 s"
     explanation: ErrorExplanation | None = field(default=None)
+    verdict: dict[str, Any] | None = None  # a judge job's verdict (runner.judge.Verdict.to_dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Wire form; the explanation is recomputed where the result is delivered."""
@@ -118,7 +126,7 @@ class JobResult:
             "device_used": self.device_used, "device_note": self.device_note,
             "torch_version": self.torch_version,
             "peak_rss_mb": self.peak_rss_mb, "gpu_max_allocated_mb": self.gpu_max_allocated_mb,
-            "error_message": self.error_message,
+            "error_message": self.error_message, "verdict": self.verdict,
         }
 
     @classmethod
@@ -135,6 +143,7 @@ class JobResult:
             peak_rss_mb=data.get("peak_rss_mb"),
             gpu_max_allocated_mb=data.get("gpu_max_allocated_mb"),
             error_message=data.get("error_message"),
+            verdict=data.get("verdict") if isinstance(data.get("verdict"), dict) else None,
         )
 
 
@@ -145,11 +154,13 @@ class Submitted:
 
 
 class JobRejected(Exception):
-    """Raised by `submit`; `message` is written for the member who asked."""
+    """Raised by `submit`; `message` is written for the member who asked. `active_job` names
+    the member's unfinished job when that is the reason (the bot then says how to cancel it)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, active_job: str | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.active_job = active_job
 
 
 def interrupted_result(job_id: str, request: JobRequest, was_running: bool) -> JobResult:

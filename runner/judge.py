@@ -1,60 +1,64 @@
-"""Judging a challenge submission: build the sandbox program, compute the reference's values in
-a separate process, and compare what came back into a verdict.
+"""The challenge judge as the bot sees it: what a judge job asks for, and the small verdict that
+comes back. Imports neither torch nor anything from ``bot/``: the bot's image has no torch.
 
-The verdict is decided here, outside the sandbox: the job only ships values (tensors, loaded
-with ``torch.load(weights_only=True)``), so printing "passed", patching ``torch.allclose`` or
-exiting early cannot change it. Imports nothing from ``bot/``.
+A judge job carries the problem (its cases and reference, trusted content) and the member's code.
+The worker (runner.judging) draws a secret seed, computes each case's inputs and the reference's
+values in a trusted process of its own (runner.judge_host), runs the member's code on one case per
+sandbox job (runner.judge_harness), reads what came back with capped sizes (runner.tensor_io) and
+decides the verdict there. Only `Verdict.to_dict()` travels back to the bot.
 """
 
 from __future__ import annotations
 
 import ast
-import asyncio
-import base64
-import io
-import json
-import struct
-import sys
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-HARNESS_PATH = Path(__file__).with_name("judge_harness.py")
-MARK = "TDJ1 "
+FAILURE_CAP = 300  # our own words about the first failing test
+DETAIL_CAP = 400  # the member's exception text, shown in a code block
+OUTPUT_CAP = 4000  # what the member's code printed, shown in a code block
 
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """What the judge needs of one problem (the bank's schema lives in bot/core/challenges)."""
+    """What the judge needs of one problem (the bank's schema lives in bot/core/content)."""
 
     tests: str  # Python source defining cases() (and optionally run(sol, *args))
     call: str = ""  # the function the default runner calls
     grad: bool = False  # also compare input gradients
-    forbid: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()  # Python names: refused before queueing (advice)
+    forbid_ops: tuple[str, ...] = ()  # aten packets (aten._softmax): a verdict from the traced graph
     atol: float = 1e-5
     rtol: float = 1e-4
+    case_memory_mb: int | None = None  # memory the member's code may add in a case (kernel limit)
 
-    def payload(self, code: str, device: str = "cpu", deadline_s: float = 15.0) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"tests": self.tests, "call": self.call, "grad": self.grad,
-                "forbid": list(self.forbid), "code": code, "device": device,
-                "deadline_s": deadline_s}
+                "forbid": list(self.forbid), "forbid_ops": list(self.forbid_ops), "atol": self.atol, "rtol": self.rtol,
+                "case_memory_mb": self.case_memory_mb}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JudgeSpec:
+        return cls(tests=str(data["tests"]), call=str(data.get("call", "")),
+                   grad=bool(data.get("grad", False)),
+                   forbid=tuple(str(f) for f in data.get("forbid", ())),
+                   forbid_ops=tuple(str(f) for f in data.get("forbid_ops", ())),
+                   atol=float(data.get("atol", 1e-5)), rtol=float(data.get("rtol", 1e-4)),
+                   case_memory_mb=(int(data["case_memory_mb"]) if data.get("case_memory_mb")
+                                   else None))
 
 
-@dataclass
-class Record:
-    index: int
-    name: str
-    shapes: list[str] = field(default_factory=list)
-    error: str | None = None
-    devices: list[str] = field(default_factory=list)
-    tensors: dict[str, Any] = field(default_factory=dict)
+def judge_job(problem: str, spec: JudgeSpec, reference: str) -> dict[str, Any]:
+    """`JobRequest.judge` of a submission: the worker judges `JobRequest.code` against this."""
+    return {"problem": problem, "spec": spec.to_dict(), "reference": reference}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Verdict:
     passed: int
     total: int
-    failure: str | None = None  # the first failing test, summarised without hidden data
+    failure: str | None = None  # the first failing test, in our words, never an expected value
+    detail: str | None = None  # the member's own text for it (an exception message): inert
     output: str = ""  # what the member's code printed (clipped)
     elapsed_s: float | None = None
     peak_memory_mb: float | None = None
@@ -64,11 +68,39 @@ class Verdict:
     def solved(self) -> bool:
         return self.total > 0 and self.passed == self.total and self.failure is None
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "total": self.total, "failure": self.failure,
+                "detail": self.detail, "output": self.output, "elapsed_s": self.elapsed_s,
+                "peak_memory_mb": self.peak_memory_mb, "device": self.device}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Verdict:
+        """From the wire, every field typed and capped; anything malformed is no verdict."""
+        if not isinstance(data, dict):
+            return cls(0, 0, "no verdict: the judge's answer could not be read")
+
+        def text(key: str, cap: int) -> str | None:
+            value = data.get(key)
+            return value[:cap] if isinstance(value, str) else None
+
+        def number(key: str) -> float | None:
+            value = data.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return float(value)
+            return None
+
+        passed, total = data.get("passed"), data.get("total")
+        if not (isinstance(passed, int) and isinstance(total, int) and 0 <= passed <= total <= 1000):
+            return cls(0, 0, "no verdict: the judge's answer could not be read")
+        return cls(passed, total, text("failure", FAILURE_CAP), text("detail", DETAIL_CAP),
+                   text("output", OUTPUT_CAP) or "", number("elapsed_s"), number("peak_memory_mb"),
+                   (text("device", 80) or "cpu"))
+
 
 def forbidden_uses(code: str, forbid: tuple[str, ...]) -> list[str]:
-    """Forbidden names the code uses: as attributes, imports, strings (getattr tricks), and bare
-    names it does not define itself (a star import) — a solution's own `def one_hot` and the
-    words of its docstrings are not uses. The harness also replaces each name at run time."""
+    """Forbidden names the code visibly uses (attributes, imports, strings, bare names it does not
+    define). Advice said before queueing, never a verdict: a name check is easy to walk around,
+    so the verdict on how a result is computed comes from the judge's outputs (docs/judge.md)."""
     leaves: dict[str, str] = {}
     for name in forbid:  # one report per leaf name: torch.softmax and F.softmax are one rule
         leaves.setdefault(name.rpartition(".")[2], name)
@@ -117,200 +149,3 @@ def _docstrings(tree: ast.AST) -> set[ast.Constant]:
                     and isinstance(first.value.value, str):
                 found.add(first.value)
     return found
-
-
-def build_program(spec: JudgeSpec, code: str, device: str = "cpu",
-                  deadline_s: float = 15.0) -> str:
-    """The job's source: the harness, then one call with the problem and the member's code."""
-    payload = json.dumps(spec.payload(code, device, deadline_s), ensure_ascii=False)
-    return (HARNESS_PATH.read_text(encoding="utf-8")
-            + f"\nrun_submission(json.loads({payload!r}))\n")
-
-
-def parse_records(data: bytes) -> list[Record]:
-    """Length-prefixed (header JSON, torch.save blob) pairs; anything malformed stops parsing."""
-    import torch
-
-    records: list[Record] = []
-    pos = 0
-    while pos + 8 <= len(data):
-        n_head, n_blob = struct.unpack(">II", data[pos:pos + 8])
-        pos += 8
-        if pos + n_head + n_blob > len(data):
-            break
-        try:
-            head = json.loads(data[pos:pos + n_head])
-            blob = data[pos + n_head:pos + n_head + n_blob]
-            tensors = torch.load(io.BytesIO(blob), weights_only=True) if blob else {}
-            if not isinstance(tensors, dict) or not all(
-                    isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in tensors.items()):
-                break
-            records.append(Record(int(head["i"]), str(head["name"])[:100],
-                                  [str(s)[:40] for s in head.get("shapes", [])][:8],
-                                  str(head["error"])[:300] if head.get("error") else None,
-                                  [str(d) for d in head.get("dev", [])], tensors))
-        except Exception:
-            break
-        pos += n_head + n_blob
-    return records
-
-
-def _compare(exp: Any, got: Any, atol: float, rtol: float) -> str | None:
-    import torch
-
-    if got.shape != exp.shape:
-        return f"shape {_dims(got.shape)}, expected {_dims(exp.shape)}"
-    if got.dtype != exp.dtype:
-        return f"dtype {str(got.dtype).removeprefix('torch.')}, expected {str(exp.dtype).removeprefix('torch.')}"
-    if exp.numel() == 0:
-        return None
-    if exp.is_floating_point() or exp.is_complex():
-        if torch.allclose(got, exp, rtol=rtol, atol=atol, equal_nan=True):
-            return None
-        bad = ~torch.isfinite(got) & torch.isfinite(exp)
-        if bad.any():
-            kind = "nan" if torch.isnan(got[bad]).any() else "inf"
-            return f"{int(bad.sum())} {kind} value(s) where finite values were expected"
-        wide = torch.complex128 if exp.is_complex() else torch.float64  # .double() drops imag
-        diff = (got.to(wide) - exp.to(wide)).abs()
-        same = (got == exp) | (torch.isnan(got) & torch.isnan(exp))  # equal infs, NaN for NaN
-        diff = torch.where(same, torch.zeros_like(diff), diff)
-        diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
-        return f"max abs error {diff.max().item():.3g} (allowed {atol:g} + {rtol:g}·|expected|)"
-    if torch.equal(got, exp):
-        return None
-    wrong = int((got != exp).sum().item())
-    return f"{wrong} of {exp.numel()} values differ"
-
-
-def _dims(shape: Any) -> str:
-    return "×".join(str(n) for n in shape) or "scalar"
-
-
-def _what(key: str) -> str:
-    """A result key (r.out.0, r.grad.1, r.grads.0) as members read it: output[0], ..."""
-    parts = key.split(".")[1:]
-    if parts[:1] == ["grad"]:
-        return f"gradient of input {int(parts[1]) + 1}" if len(parts) > 1 else "gradient"
-    if parts[:1] == ["out"]:
-        parts = ["output", *parts[1:]]
-    elif not parts or parts[0].isdigit():
-        parts = ["result", *parts]
-    return parts[0] + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts[1:])
-
-
-def compare_records(expected: list[Record], got: list[Record], spec: JudgeSpec,
-                    device: str = "cpu") -> tuple[int, str | None]:
-    """(tests passed, first failure) of the member's records against the reference's."""
-    by_index = {r.index: r for r in got}
-    if -1 in by_index:
-        return 0, f"your code did not load: {by_index[-1].error}"
-    passed, failure = 0, None
-    for exp in expected:
-        problem = _case_problem(exp, by_index.get(exp.index), spec, device)
-        if problem is None:
-            passed += 1
-        elif failure is None:
-            inputs = f" (inputs {', '.join(exp.shapes)})" if exp.shapes else ""
-            failure = f"test '{exp.name}'{inputs}: {problem}"
-    return passed, failure
-
-
-def _case_problem(exp: Record, got: Record | None, spec: JudgeSpec, device: str) -> str | None:
-    if got is None:
-        return "no result (the code exited or was stopped before this test)"
-    if got.name != exp.name:
-        return "no result for this test"
-    if got.error:
-        return got.error
-    if exp.error:
-        return "reference failed on this test (please report it)"
-    if any(d != device.split(":")[0] for d in got.devices):
-        return f"output on {', '.join(got.devices)}, expected {device}"
-    missing = sorted(set(exp.tensors) - set(got.tensors), key=_what)
-    extra = sorted(set(got.tensors) - set(exp.tensors), key=_what)
-    if missing or extra:
-        key = (missing or extra)[0]
-        if key.endswith(":none"):
-            return f"{_what(key.removesuffix(':none'))} should not be None"
-        return (f"{_what(key)} is missing" if missing
-                else f"unexpected {_what(key.removesuffix(':none'))} (wrong number of outputs?)")
-    for key in sorted(exp.tensors, key=lambda k: (not k.startswith("r.out"), k)):
-        problem = _compare(exp.tensors[key], got.tensors[key], spec.atol, spec.rtol)
-        if problem:
-            return f"{_what(key)}: {problem}"
-    return None
-
-
-def frame_of(output: str) -> dict[str, Any] | None:
-    """The one result line of a job's stdout; None if absent, repeated or malformed."""
-    lines = [line for line in output.splitlines() if line.startswith(MARK)]
-    if len(lines) != 1:
-        return None
-    try:
-        frame = json.loads(lines[0][len(MARK):])
-    except ValueError:
-        return None
-    return frame if isinstance(frame, dict) else None
-
-
-def verdict_of(expected: list[Record], frame: dict[str, Any] | None, spec: JudgeSpec, *,
-               device: str = "cpu", peak_memory_mb: float | None = None,
-               sandbox_error: str | None = None) -> Verdict:
-    total = len(expected)
-    if frame is None:
-        reason = sandbox_error or "the judge's result line is missing or was tampered with"
-        return Verdict(0, total, f"no verdict: {reason}", device=device,
-                       peak_memory_mb=peak_memory_mb)
-    try:
-        data = base64.b64decode(str(frame.get("records", "")), validate=True)
-    except ValueError:
-        data = b""
-    got = parse_records(data)
-    passed, failure = compare_records(expected, got, spec, device)
-    if frame.get("records_over_cap"):
-        failure = "your outputs were too large to compare"
-        passed = 0
-    elif not frame.get("finished") and failure is None:
-        failure = "time limit reached"
-    elapsed = frame.get("elapsed_s")
-    return Verdict(passed, total, failure, output=str(frame.get("output", ""))[:4000],
-                   elapsed_s=float(elapsed) if isinstance(elapsed, (int, float)) else None,
-                   peak_memory_mb=peak_memory_mb, device=device)
-
-
-async def reference_records(spec: JudgeSpec, reference: str, timeout_s: float = 60.0) -> list[Record]:
-    """The reference's values, computed in a process of its own (never in the sandbox)."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-I", str(HARNESS_PATH), "--reference",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    payload = json.dumps(spec.payload(reference)).encode()
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(payload), timeout_s)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise RuntimeError("the reference timed out") from None
-    if proc.returncode != 0:
-        raise RuntimeError(f"the reference failed: {err.decode(errors='replace')[-500:]}")
-    return parse_records(out)
-
-
-def _harness() -> Any:
-    from runner import judge_harness
-
-    return judge_harness
-
-
-def reference_locally(spec: JudgeSpec, reference: str) -> list[Record]:
-    """The reference's values in this process (CI and tools: trusted code only)."""
-    return parse_records(_harness().reference_records(spec.payload(reference)))
-
-
-def judge_locally(spec: JudgeSpec, code: str, expected: list[Record],
-                  deadline_s: float = 15.0) -> Verdict:
-    """Judge our own code (references, stubs, known-wrong solutions) in a forked child of this
-    warm process, without the sandbox: CI proves every test set discriminates this way."""
-    line = _harness().run_submission(spec.payload(code, deadline_s=deadline_s), emit=False)
-    return verdict_of(expected, frame_of(line), spec)

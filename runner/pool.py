@@ -61,7 +61,7 @@ class LocalPool:
             raise RuntimeError("no slots: set RUNNER_CPU_SLOTS >= 1 or give the worker GPUs")
         if self.mechanism:
             cgroups.sweep_stale(self.mechanism)
-            for top in {self.mechanism.memory, self.mechanism.pids}:
+            for top in self.mechanism.tops:
                 top.mkdir(exist_ok=True)
         await asyncio.gather(*(s.start() for s in self.slots))
         self.runtime = self._runtime()

@@ -35,6 +35,7 @@ from arq.connections import RedisSettings
 from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.worker import func
 
+from runner import judging
 from runner.fairness import already_active, check_code_size, queue_full, rate_limited
 from runner.jobs import JobRejected, JobRequest, JobResult, JobState, Submitted, interrupted_result
 from runner.pool import LocalPool
@@ -46,6 +47,7 @@ ACTIVE_TTL_S = 3600  # a lost job cannot block its member for longer than this
 REQUEST_TTL_S = 86_400
 ALIVE_TTL_S = 15  # a replica silent this long is gone: its results go to the shared list
 SWEEP_EVERY_S = 10.0
+DELIVERY_TRIES = 3  # a result whose delivery keeps failing is dropped (logged) after this many
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
@@ -88,6 +90,9 @@ class Keys:
     def published(self, job_id: str) -> str:
         return f"{self.prefix}:published:{job_id}"
 
+    def tries(self, job_id: str) -> str:
+        return f"{self.prefix}:tries:{job_id}"
+
     def owner(self, job_id: str) -> str:
         return f"{self.prefix}:owner:{job_id}"
 
@@ -120,7 +125,7 @@ async def publish(redis: ArqRedis, keys: Keys, result: JobResult) -> None:
         pipe.lpush(target, json.dumps(result.to_dict()))
         pipe.set(keys.published(result.job_id), "1", ex=REQUEST_TTL_S)
         await pipe.execute()
-    await redis.eval(_RELEASE, 1, keys.active(result.request.requester), result.job_id)
+    await redis.eval(_RELEASE, 1, keys.active(result.request.requester), result.job_id)  # type: ignore[misc]  # redis-py types every command as Awaitable | value
 
 
 class RedisRunner(RunnerService):
@@ -184,7 +189,7 @@ class RedisRunner(RunnerService):
         while True:
             try:
                 await redis.set(keys.alive(self.replica), "1", ex=ALIVE_TTL_S)
-                raw = await redis.blmove(mine, delivering, 1.0, "RIGHT", "LEFT")
+                raw = await redis.blmove(mine, delivering, 1, "RIGHT", "LEFT")
                 if raw is None:  # nothing of ours: one orphan, if any
                     raw = await redis.lmove(keys.results, delivering, "RIGHT", "LEFT")
                 if time.monotonic() - last_sweep > SWEEP_EVERY_S:
@@ -196,10 +201,25 @@ class RedisRunner(RunnerService):
                 continue
             if raw is None:
                 continue
-            result = JobResult.from_dict(json.loads(raw))
+            try:
+                result = JobResult.from_dict(json.loads(raw))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                log.error("dropping an unreadable runner result: %s", exc)
+                await redis.lrem(delivering, 1, raw)  # type: ignore[misc]  # redis-py types every command as Awaitable | value
+                continue
             if await self._deliver(result):
-                await redis.lrem(delivering, 1, raw)
-                await redis.delete(keys.request(result.job_id), keys.owner(result.job_id))
+                await redis.lrem(delivering, 1, raw)  # type: ignore[misc]  # redis-py types every command as Awaitable | value
+                await redis.delete(keys.request(result.job_id), keys.owner(result.job_id),
+                                   keys.tries(result.job_id))
+                continue
+            tries = await redis.incr(keys.tries(result.job_id))
+            await redis.expire(keys.tries(result.job_id), REQUEST_TTL_S)
+            if tries >= DELIVERY_TRIES:  # it would be redelivered at every hand-over otherwise
+                log.error("dropping the result of job %s after %d failed deliveries",
+                          result.job_id, tries)
+                await redis.lrem(delivering, 1, raw)  # type: ignore[misc]  # redis-py types every command as Awaitable | value
+                await redis.delete(keys.request(result.job_id), keys.owner(result.job_id),
+                                   keys.tries(result.job_id))
 
     async def submit(self, request: JobRequest) -> Submitted:
         check_code_size(request.code, self.settings.max_code_bytes)
@@ -220,7 +240,8 @@ class RedisRunner(RunnerService):
         await redis.set(keys.owner(job_id), self.replica, ex=REQUEST_TTL_S)
         # arq orders its queue by millisecond score, and ties by job id: strictly increasing
         # scores keep it first-come, first-served even for jobs submitted in the same ms
-        score_ms = await redis.eval(NEXT_SCORE_LUA, 1, keys.last_score, int(time.time() * 1000))
+        score_ms = await redis.eval(  # type: ignore[misc]  # redis-py types every command as Awaitable | value
+            NEXT_SCORE_LUA, 1, keys.last_score, str(int(time.time() * 1000)))
         await redis.enqueue_job("run_snippet", job_id, request.to_dict(), _job_id=job_id,
                                 _queue_name=keys.queue,
                                 _defer_until=datetime.fromtimestamp(int(score_ms) / 1000, UTC))
@@ -248,6 +269,10 @@ class RedisRunner(RunnerService):
         waiting = [i for i, r in zip(ids, running, strict=True) if not r]
         return waiting.index(job_id) + 1 if job_id in waiting else 0
 
+    async def active_job(self, requester: str) -> str | None:
+        current = await self.redis.get(self.keys.active(requester))
+        return current.decode() if current is not None else None
+
     async def cancel(self, job_id: str) -> bool:
         redis, keys = self.redis, self.keys
         raw = await redis.get(keys.request(job_id))
@@ -271,9 +296,10 @@ async def _drain(redis: ArqRedis, source: str, target: str) -> None:
         pass
 
 
-async def _watch_cancel(redis: ArqRedis, key: str, pool_slot: Any) -> None:
+async def _watch_cancel(redis: ArqRedis, key: str, pool_slot: Any, job_id: str) -> None:
     while not await redis.exists(key):
         await asyncio.sleep(0.2)
+    judging.request_cancel(job_id)  # a judge job between two of its case jobs
     await pool_slot.cancel()
 
 
@@ -292,9 +318,9 @@ async def run_snippet(ctx: dict[str, Any], job_id: str, request_data: dict[str, 
                            error_message="cancelled before it started")
     else:
         slot, note = await pool.acquire(request.device)
-        watcher = asyncio.create_task(_watch_cancel(redis, keys.cancel(job_id), slot))
+        watcher = asyncio.create_task(_watch_cancel(redis, keys.cancel(job_id), slot, job_id))
         try:
-            result = await pool.execute(job_id, request, slot, note, ctx["limits"])
+            result = await judging.execute(pool, job_id, request, slot, note, ctx["limits"])
         finally:
             watcher.cancel()
     await publish(redis, keys, result)

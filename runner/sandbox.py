@@ -16,10 +16,10 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import shutil
 import socket
 import struct
-import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Any
@@ -27,12 +27,16 @@ from typing import Any
 from runner import syscall_filter
 from runner.cgroups import JobCgroup, Mechanism
 from runner.isolation import (
+    BWRAP_ENV,
+    SANDBOX_PATH,
     ZYGOTE_IN_SANDBOX,
     ZYGOTE_SOURCE,
     Isolation,
     Level,
     bwrap_command,
     python_roots,
+    sandbox_env,
+    sandbox_python,
     seccomp_memfd,
 )
 from runner.jobs import Limits
@@ -44,7 +48,6 @@ REPLY_TIMEOUT_S = 10.0  # fork / hello / exit-after-kill: far above what a healt
 META_MAX_BYTES = 4096  # the job's metadata channel: a few integers, never more
 META_KEYS = {"gpu_max_allocated_bytes"}
 CONTROL_MAX = 65536
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 @dataclass(frozen=True)
@@ -128,8 +131,13 @@ class _Job:
 async def readable(sock: socket.socket) -> None:
     """Wait until ``sock`` has data (or its peer closed) without blocking the event loop."""
     loop = asyncio.get_running_loop()
-    ready = loop.create_future()
-    loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(sock.fileno(), wake)
     try:
         await ready
     finally:
@@ -178,8 +186,7 @@ class Slot:
         return os.path.join(self._scratch, "job")
 
     def _env(self, control_fd: int, bpf_fd: int | None) -> dict[str, str]:
-        env = {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": "/tmp",
-               "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1", "USER": "sandbox",
+        env = {**sandbox_env(),
                "CUDA_VISIBLE_DEVICES": str(self.gpu.index) if self.gpu else "",
                "TORCHDRILL_WARM": "1" if self.warm else "0",
                "TORCHDRILL_CONTROL_FD": str(control_fd)}
@@ -202,7 +209,7 @@ class Slot:
             os.lseek(bpf_fd, 0, os.SEEK_SET)
             fds.append(bpf_fd)
         env = self._env(theirs.fileno(), bpf_fd)
-        python = sys.executable
+        python = sandbox_python()
         if self._bwrapped and self.isolation.bwrap:
             if self.isolation.seccomp:
                 seccomp_fd = seccomp_memfd()
@@ -210,7 +217,7 @@ class Slot:
             cmd = [*bwrap_command(self.isolation.bwrap, root=self.isolation.root,
                                   disk_mb=self.disk_mb, env=env, gpu=self.gpu is not None,
                                   seccomp_fd=seccomp_fd), python, "-I", ZYGOTE_IN_SANDBOX]
-            proc_env: dict[str, str] | None = {}
+            proc_env: dict[str, str] | None = BWRAP_ENV  # as the start-up probe runs it
         else:
             cmd, proc_env = [python, "-I", str(ZYGOTE_SOURCE)], env
         try:
@@ -223,7 +230,8 @@ class Slot:
             theirs.detach()
         mine.setblocking(False)
         self._ctl = mine
-        ready = await asyncio.wait_for(self._recv(), READY_TIMEOUT_S)
+        async with asyncio.timeout(READY_TIMEOUT_S):
+            ready = await self._recv()
         if ready.get("op") != "ready":
             raise SandboxCrashed(f"template said {ready.get('op')!r} instead of ready")
         self.torch_warm = bool(ready.get("torch"))
@@ -250,7 +258,8 @@ class Slot:
     def _new_cgroup(self, limits: Limits) -> JobCgroup | None:
         if self.cgroups is None:
             return None
-        self.cgroup = JobCgroup(self.cgroups, f"slot{self.index}-job{self._seq}")
+        # a random name: a job reading /proc/self/cgroup cannot count the jobs before it
+        self.cgroup = JobCgroup(self.cgroups, f"job-{secrets.token_hex(8)}")
         self.cgroup.create()
         self.cgroup.set_limits(limits.memory_mb, limits.max_procs)
         self._oom_fd = self.cgroup.oom_eventfd()
@@ -276,7 +285,8 @@ class Slot:
         return message
 
     async def _expect(self, op: str, timeout: float) -> dict[str, Any]:
-        reply = await asyncio.wait_for(self._recv(), timeout)
+        async with asyncio.timeout(timeout):  # not wait_for: on 3.11 it can swallow a
+            reply = await self._recv()  # cancellation that lands as the reply arrives
         if reply.get("op") != op or (self._seq and reply.get("job", self._seq) != self._seq):
             raise SandboxCrashed(f"template replied {reply.get('op')!r}, expected {op!r}")
         return reply
@@ -334,7 +344,9 @@ class Slot:
         return {"op": "fork", "job": self._seq, "uid": self.job_uid, "job_dir": job_dir,
                 "env": env, "limits": limits.to_dict(), "cgroup": not fallback,
                 "scratch": self.isolation.per_job_scratch,
-                "disk_bytes": self.disk_mb * 1024 * 1024, "shm_bytes": mem,
+                "pid_namespace": self.isolation.per_job_scratch,
+                # both tmpfs are memory: neither may be larger than the job's memory limit
+                "disk_bytes": min(self.disk_mb * 1024 * 1024, mem), "shm_bytes": mem,
                 # without kernel limits, the old guards stand in (GPU slots: CUDA reserves
                 # huge address ranges, so no RLIMIT_AS there)
                 "rlimit_as_extra_bytes": mem if fallback and self.gpu is None else 0,
@@ -370,7 +382,8 @@ class Slot:
         try:
             await self._expect("forked", REPLY_TIMEOUT_S)
             start = loop.time()
-            host_pid = await asyncio.wait_for(self._hello(mine), REPLY_TIMEOUT_S)
+            async with asyncio.timeout(REPLY_TIMEOUT_S):
+                host_pid = await self._hello(mine)
             if host_pid is not None:
                 if cgroup is not None:
                     cgroup.add(host_pid)
@@ -386,12 +399,14 @@ class Slot:
             exit_task = asyncio.ensure_future(self._expect("exit", limits.timeout_s + 3600))
             try:
                 remaining = max(0.0, start + limits.timeout_s - loop.time())
-                done, _ = await asyncio.wait({exit_task, job.stop}, timeout=remaining,
+                either: set[asyncio.Future[Any]] = {exit_task, job.stop}
+                done, _ = await asyncio.wait(either, timeout=remaining,
                                              return_when=asyncio.FIRST_COMPLETED)
                 if exit_task not in done:
                     job.request_stop("timeout")
                     self._kill()
-                    await asyncio.wait_for(asyncio.shield(exit_task), REPLY_TIMEOUT_S)
+                    async with asyncio.timeout(REPLY_TIMEOUT_S):
+                        await asyncio.shield(exit_task)
                 reply = exit_task.result()
             finally:
                 if not exit_task.done():
@@ -400,7 +415,8 @@ class Slot:
             if cgroup is not None and not cgroup.kill_all():  # what the snippet left behind
                 raise SandboxCrashed("the job's processes would not die")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(job.eof.wait(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await job.eof.wait()
         finally:
             for fd in readers:
                 loop.remove_reader(fd)
@@ -459,7 +475,7 @@ class Slot:
 
     def _on_oom(self) -> None:
         with contextlib.suppress(OSError):
-            os.eventfd_read(self._oom_fd)  # type: ignore[arg-type]
+            os.eventfd_read(self._oom_fd)  # type: ignore[arg-type]  # _oom_fd is open while the handler is registered
         if self._job is not None:
             self._job.request_stop("memory")
             self._kill()

@@ -1,7 +1,8 @@
 """The runner as the chat adapters see it: submit, cancel, ask the position, get results.
 
 Adapters depend on this module and `runner.jobs` only; which backend runs behind it is a
-setting (`make_runner`).
+setting (`runner.factory.make_runner`, which sits above the backends so none of them
+imports back into the module that chooses between them).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import abc
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runner.jobs import JobRequest, JobResult, Submitted
 
@@ -78,18 +79,14 @@ class RunnerService(abc.ABC):
     async def position(self, job_id: str) -> int | None:
         """1 = next to run, 0 = running now, None = unknown or finished."""
 
+    @abc.abstractmethod
+    async def active_job(self, requester: str) -> str | None:
+        """The requester's queued or running job (one at a time), None when there is none."""
 
-def make_runner(backend: str, **settings: Any) -> RunnerService:
-    """`backend` is "embedded" or "redis"; `settings` override RunnerSettings fields."""
-    from runner.settings import RunnerSettings
-
-    config = RunnerSettings(**settings)
-    if backend == "embedded":
-        from runner.embedded import EmbeddedRunner
-
-        return EmbeddedRunner(config)
-    if backend == "redis":
-        from runner.redis_queue import RedisRunner
-
-        return RedisRunner(config)
-    raise ValueError(f"unknown runner backend {backend!r}; use 'embedded' or 'redis'")
+    async def cancel_mine(self, requester: str) -> str | None:
+        """Cancel the requester's own job; its id, or None when they had none (or it had
+        just finished). Nobody can reach another member's job through this."""
+        job_id = await self.active_job(requester)
+        if job_id is None or not await self.cancel(job_id):
+            return None
+        return job_id

@@ -11,11 +11,12 @@ and metadata go straight back to the worker. So a job's memory image is a copy o
 process that has only ever imported torch. What the template reports is integers: the
 child's pid, its wait status and rusage.
 
-Each job child, before the snippet runs: a new session, new IPC and mount namespaces,
-fresh size-capped tmpfs mounts on /tmp and /dev/shm (gone with the namespace when the job
-ends), the capability bounding set emptied, an unprivileged per-slot uid, rlimits,
-no_new_privs and a second, stricter seccomp filter. CUDA is never touched here, only in
-children.
+Each job child, before the snippet runs: a PID namespace of its own (PID 1 a tiny reaper,
+so it sees only its own processes and /proc is that namespace's), a new session, new IPC
+and mount namespaces, fresh size-capped tmpfs mounts on /tmp and /dev/shm (gone with the
+namespace when the job ends), the capability bounding set emptied, an unprivileged
+per-slot uid, undumpable, fds 0-3 only, rlimits, no_new_privs and a second, stricter
+seccomp filter. CUDA is never touched here, only in children.
 """
 
 from __future__ import annotations
@@ -35,13 +36,19 @@ import traceback
 import types
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
-MS_NOSUID, MS_NODEV, MS_RDONLY = 2, 4, 1
+CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_RDONLY, MS_NOEXEC = 2, 4, 1, 8
+# PID 1 of each job's namespace: dash waits for its `sleep` with wait3(-1), which reaps
+# every orphan the job leaves; it never sees job data (spawned before the code arrives)
+REAPER = ["/bin/sh", "-c", "while :; do sleep 2147483647; done"]
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")  # as bwrap
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MAX_CODE_BYTES = 1 << 20
 META_FD = 3
@@ -116,6 +123,12 @@ def fresh_scratch(req: dict) -> None:
     flags = MS_NOSUID | MS_NODEV
     mount("tmpfs", "/tmp", "tmpfs", flags, f"size={int(req['disk_bytes'])},mode=1777")
     mount("tmpfs", "/dev/shm", "tmpfs", flags, f"size={int(req['shm_bytes'])},mode=1777")
+    if req.get("pid_namespace"):  # a /proc of the job's own PID namespace: only its processes
+        mount("proc", "/proc", "proc", flags | MS_NOEXEC, None)
+        for path in PROC_READ_ONLY:
+            if os.path.exists(path):
+                mount(path, path, None, MS_BIND | MS_REC, None)
+                mount("none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY, None)
     for i, path in enumerate(KEEP):  # a Python install living under /tmp is bound again
         if path.startswith("/tmp/"):
             os.makedirs(path, mode=0o755, exist_ok=True)
@@ -155,8 +168,10 @@ def apply_limits(req: dict) -> None:
     limits = req["limits"]
     cpu = int(limits["cpu_time_s"])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    fsize = int(limits["file_size_mb"]) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    if not req.get("scratch"):  # per-job tmpfs sizes cap /tmp and /dev/shm instead: a file
+        # size limit would also kill shared memory (a DataLoader worker's 64 MB batch)
+        fsize = int(limits["file_size_mb"]) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     if req.get("rlimit_as_extra_bytes"):  # only without a memory cgroup, on CPU slots
@@ -214,7 +229,7 @@ def as_script(source: str) -> dict:
         # `random` reseeds itself after fork)
     main = types.ModuleType("__main__")
     main.__file__ = os.path.abspath("snippet.py")
-    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    main.__builtins__ = __builtins__  # type: ignore[attr-defined]  # a module has __builtins__ at run time; typeshed omits it
     sys.modules["__main__"] = main
     return main.__dict__
 
@@ -232,9 +247,8 @@ def child_main(req: dict, fds: list[int], job_bpf: bytes) -> None:
         os.dup2(err_w, 2)
         os.dup2(job_sock, META_FD)
         os.closerange(META_FD + 1, 65536)
-        sock = socket.socket(fileno=os.dup(META_FD))
-        source = receive_code(sock)
-        sock.detach()
+        with socket.socket(fileno=os.dup(META_FD)) as sock:  # the dup closes; fd 3 stays
+            source = receive_code(sock)
         if req.get("scratch"):
             fresh_scratch(req)
         job_dir, uid = req["job_dir"], req.get("uid")
@@ -242,6 +256,9 @@ def child_main(req: dict, fds: list[int], job_bpf: bytes) -> None:
         if uid is not None and os.geteuid() == 0:
             os.chown(job_dir, uid, uid)
         drop_privileges(uid)
+        # no core dump of a job anywhere, even where core_pattern is a pipe (which ignores
+        # RLIMIT_CORE); inherited by forks, reset by exec (see runner/README.md)
+        check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "undumpable")
         os.chdir(job_dir)
         for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGXCPU, signal.SIGTERM,
                     signal.SIGCHLD, signal.SIGINT):
@@ -406,6 +423,7 @@ class Template:
         job_uid = os.environ.get("TORCHDRILL_JOB_UID")
         self.jobs = Jobs(self.namespaced, int(job_uid) if job_uid and os.geteuid() == 0 else None)
         self.job_bpf = b""
+        self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         fd = os.environ.get("TORCHDRILL_JOB_BPF_FD")
         if fd:
             with os.fdopen(int(fd), "rb") as f:
@@ -438,10 +456,18 @@ class Template:
     def job(self, req: dict, fds: list[int]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        reaper = self.new_pid_namespace(fds) if req.get("pid_namespace") else None
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
         if pid == 0:
             self.control.close()
-            child_main(req, fds, self.job_bpf)
+            child_main(req, fds, self.job_bpf)  # never returns
+        if reaper is not None:  # our own later children: back in our namespace, so the
+            check(libc.setns(self.own_pid_ns, CLONE_NEWPID), "setns")  # next unshare works
+        if pid < 0:
+            raise OSError("fork failed")
         for fd in fds:
             os.close(fd)
         pidfd = os.pidfd_open(pid)
@@ -477,6 +503,19 @@ class Template:
             self.jobs.kill_all(pid)  # whatever the snippet left behind dies with the job
         self.send({"op": "exit", "job": req["job"], "status": status, "killed": killed,
                    "maxrss_kb": max(int(usage.ru_maxrss), peak_kb)})
+        if reaper is not None:  # the namespace dies with its PID 1, and whatever is left in it
+            with contextlib.suppress(OSError):
+                os.kill(reaper, signal.SIGKILL)
+                os.waitpid(reaper, 0)
+
+    def new_pid_namespace(self, fds: list[int]) -> int:
+        """Make our next child PID 1 of a fresh PID namespace: a tiny reaper (dash, spawned
+        without copying our address space), so the job's main process, forked next, is PID 2
+        there and sees only its own processes; orphans are reaped as on any host. Returns
+        the reaper's pid."""
+        check(libc.unshare(CLONE_NEWPID), "unshare")
+        return os.posix_spawn(REAPER[0], REAPER, {"PATH": "/usr/bin:/bin"},
+                              file_actions=[(os.POSIX_SPAWN_CLOSE, fd) for fd in fds])
 
 
 def main() -> None:

@@ -18,12 +18,28 @@ from pathlib import Path
 import pytest
 
 from bot.core.content.bank import Bank, Kind, Library, Question, Snippet
-from bot.core.model.clock import FakeClock
-from bot.core.play.drill import Drill
+from bot.core.domain.clock import FakeClock
+from bot.core.drill.service import Drill
 from bot.storage.db import Database, migrate
 
-# Test modules `make mutate` leaves out (pytest --mutation): platform flows through the fake
-# servers, CLI subprocesses, restarts and the content's own snippets. Each of their tests takes
+# Shared fixtures, registered once: test modules never import fixtures (tests/codebase/
+# test_test_imports.py). Discord, Slack and console tests name their platform with
+# pytest.mark.platform(...) and get its ``fake`` and ``app`` (tests/support/platforms.py).
+pytest_plugins = [
+    "tests.support.platforms",
+    "tests.support.discord_fixtures",
+    "tests.support.slack_fixtures",
+    "tests.support.slack_oauth_fixtures",
+    "tests.support.console_fixtures",
+    "tests.support.posting_race",
+    "tests.support.community_banks",
+    "tests.support.redis_runner",
+    "tests.support.run_desk",
+    "tests.support.logs",
+]
+
+# Marked `not_for_mutation`, left out of `make mutate` (pytest --mutation): platform flows
+# through the fake servers, CLI subprocesses, restarts and the content's own snippets. Each of their tests takes
 # 0.5-5 s (measured 2026-12-04) and reaches the core through paths the faster tests reach
 # directly; with them, the mutants of a whole-tree run would not fit in the hour. Also left out:
 # the attack tests. Their snippets are hostile (signal every process they can see, fill /tmp and
@@ -32,30 +48,18 @@ from bot.storage.db import Database, migrate
 # memory in /dev/shm disappeared (the exact mutant was not pinned down). And the import-graph
 # test: it calls no function of ours (it parses the sources), so it kills nothing, and parsing
 # mutmut's mutated copies takes it 30 s in each of a run's two full passes.
-MUTATION_SKIPPED_MODULES = frozenset({
-    "test_sandbox_attacks", "test_judge_sandbox", "test_import_graph",
-    "test_bench_smoke", "test_catalogue_discord", "test_catalogue_platforms", "test_challenge_discord",
-    "test_challenge_flow", "test_challenge_limits", "test_challenge_slack", "test_charts_discord",
-    "test_charts_slack", "test_cli_operational", "test_cli_serve", "test_community_banks_discord",
-    "test_community_banks_slack", "test_console_adapter", "test_console_play", "test_content_verify",
-    "test_discord_flows", "test_discord_run", "test_discord_sync", "test_exactly_once",
-    "test_lifecycle", "test_readme_figures", "test_slack_flows", "test_slack_http_hardening",
-    "test_slack_oauth", "test_slack_run", "test_slack_socket", "test_snippets", "test_storage_migrate_cli",
-    "test_storage_pg_restart", "test_storage_sqlite", "test_weekly_challenge_platforms",
-    "test_weekly_options_platforms", "test_weekly_options_slack",
-})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--mutation", action="store_true",
-                     help="the test selection of `make mutate` (leaves out MUTATION_SKIPPED_MODULES)")
+                     help="the test selection of `make mutate` (leaves out tests marked not_for_mutation)")
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.getoption("--mutation"):
         return
-    skipped = [Path(i.nodeid.split("::")[0]).stem in MUTATION_SKIPPED_MODULES for i in items]
+    skipped = [i.get_closest_marker("not_for_mutation") is not None for i in items]
     if any(skipped):
         config.hook.pytest_deselected(items=[i for i, s in zip(items, skipped, strict=True) if s])
         items[:] = [i for i, s in zip(items, skipped, strict=True) if not s]
@@ -87,6 +91,9 @@ TABLES = (
     "weekly_claims", "suggestions", "community_questions", "community_banks",
     "posts", "quizzes", "rounds", "schedules", "channels", "members", "workspaces",
     "slack_installations", "slack_bots", "slack_oauth_states",
+    "post_answer_counts", "member_abilities", "question_difficulties", "question_difficulty_stripes",
+    "role_rewards", "role_grants", "group_mock_takers", "group_mock_claims", "group_mocks", "community_tracks",
+    "mock_items", "mock_sessions", "question_reports", "interview_dates",
 )
 
 

@@ -1,6 +1,6 @@
 """`make mutate`: the mutation score of `bot/core` and `runner/` from a seeded random sample.
 
-Every mutant takes hours on the 2-core machine (README, Development): a mutant that survives
+Every mutant takes hours on the 2-core machine (docs/mutation-testing.md): a mutant that survives
 costs all the tests that reach its function, and many functions are reached by hundreds of
 tests. The score of a uniform random sample of mutants is an unbiased estimate of the whole
 tree's score, and its error is known: each area's sample is sized so that its 95% margin is

@@ -9,18 +9,24 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Protocol
 
-from bot.core.model.publisher import Publisher
+from bot.core.publisher import ChatPublisher
 
 if TYPE_CHECKING:
     from bot.config import Settings
     from bot.core.commands.dispatch import CommandDesk
-    from bot.core.play.daily import DailyPosting
-    from bot.core.play.drill import Drill
+    from bot.core.daily.service import DailyPosting
+    from bot.core.drill.service import Drill
+    from bot.observability.health import Check, Detail
 
 
 class Adapter(Protocol):
     platform: str  # "discord", "slack", "console": the Where.platform this adapter serves
-    publisher: Publisher
+
+    @property
+    def publisher(self) -> ChatPublisher:
+        """Every posting capability of the platform (read only: the app never swaps it; a wrapper
+        forgetting a capability fails mypy)."""
+        ...
 
     async def start(self) -> None:
         """Connect/log in so that ``publisher`` works; must not block until shutdown."""
@@ -42,7 +48,7 @@ class BotServices(Protocol):
     @property
     def commands(self) -> CommandDesk: ...
 
-    def health_checks(self) -> dict[str, object]: ...
+    def health_checks(self) -> dict[str, Check | Detail]: ...
 
 
 class PlaygroundServices(BotServices, Protocol):

@@ -12,10 +12,14 @@ import logging
 import sys
 import traceback
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
 
 from bot.observability.logs import redact
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 log = logging.getLogger("torchdrill.failure")
 
@@ -77,37 +81,37 @@ def _safe_url(url: str) -> str:
         return redact(url)
 
 
-def describe(exc: BaseException, settings: object) -> str | None:
+def describe(exc: BaseException, settings: Settings) -> str | None:
     """One line for an operational failure, or None when it looks like a bug."""
     what = culprit(exc)
     reason = _reason(exc)
     if what == "database":
-        return f"cannot use the database at {_safe_url(settings.database_url)}: {reason}"  # type: ignore[attr-defined]
+        return f"cannot use the database at {_safe_url(settings.database_url)}: {reason}"
     if what == "discord":
         import discord
 
         if any(isinstance(e, discord.LoginFailure) for e in _chain(exc)):
             return f"Discord refused DISCORD_TOKEN: {reason}"
-        return f"cannot reach the Discord API at {settings.discord_api_base_url}: {reason}"  # type: ignore[attr-defined]
+        return f"cannot reach the Discord API at {settings.discord_api_base_url}: {reason}"
     if what == "slack":
         from slack_sdk.errors import SlackApiError
 
         refused = next((e for e in _chain(exc) if isinstance(e, SlackApiError)), None)
         if refused is not None:
             return f"Slack refused SLACK_BOT_TOKEN: {refused.response.get('error', reason)}"
-        return f"cannot reach the Slack API at {settings.slack_api_base_url}: {reason}"  # type: ignore[attr-defined]
+        return f"cannot reach the Slack API at {settings.slack_api_base_url}: {reason}"
     if what == "redis":
-        return f"cannot reach Redis at {_safe_url(settings.redis_url)}: {reason}"  # type: ignore[attr-defined]
+        return f"cannot reach Redis at {_safe_url(settings.redis_url)}: {reason}"
     return None
 
 
-def report(exc: BaseException, settings: object, *, json: bool) -> bool:
+def report(exc: BaseException, settings: Settings, *, json: bool) -> bool:
     """Say an operational failure in one line (a JSON record when logs are JSON); the
     traceback only at DEBUG. False when ``exc`` is not one (the caller re-raises)."""
     line = describe(exc, settings)
     if line is None:
         return False
-    debug = str(getattr(settings, "log_level", "INFO")).upper() == "DEBUG"
+    debug = str(settings.log_level).upper() == "DEBUG"
     if json:
         log.error(line, exc_info=exc if debug else None)
     else:

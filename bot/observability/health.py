@@ -157,3 +157,9 @@ def runner_detail(app: Any) -> Detail:
         return runtime.to_dict() if runtime is not None else None
 
     return Detail(read)
+
+
+def posting_detail(read: Callable[[], Mapping[str, Any]]) -> Detail:
+    """Scheduled posting in this process: queued and running posts, and the posts found late
+    (posted past their time) or missed (not posted within the catch-up grace)."""
+    return Detail(read)

@@ -49,6 +49,20 @@ SANDBOX_FAILURES = Counter(
     "Jobs the sandbox itself failed (not user errors): start failure, OOM kill, timeout...",
     ["reason"], registry=REGISTRY,
 )
+POSTING_QUEUE_DEPTH = Gauge(
+    "torchdrill_posting_queue_depth", "Scheduled posts waiting for a posting worker",
+    registry=REGISTRY,
+)
+POSTS_LATE = Counter(
+    "torchdrill_posts_late",
+    "Scheduled posts found missing past their time by the sweep (then posted late), by kind",
+    ["kind"], registry=REGISTRY,
+)
+POSTS_MISSED = Counter(
+    "torchdrill_posts_missed",
+    "Scheduled posts still missing when their catch-up grace ran out, by kind",
+    ["kind"], registry=REGISTRY,
+)
 
 
 @contextmanager

@@ -10,10 +10,10 @@ loop thread, behind the same in-process write lock as ``Database.write`` and wit
 asynchronous wait for another process's lock.
 
 On PostgreSQL the click's write is already one statement (a CTE that records the answer,
-updates the card and counts; ``RECORD_PG``), so it needs no transaction around it: the read
-and the write run as two autocommit statements on a connection of a small asyncpg pool, two
-round trips instead of four (BEGIN, read, write, COMMIT). What could change between them is
-harmless: a second answer is refused by the write itself, a reveal closes the post under the
+updates the card and the kept count; ``RECORD_PG``), so it needs no
+transaction around it: the read and the write run as two autocommit statements on a
+connection of a small asyncpg pool, two round trips instead of four (BEGIN, read, write,
+COMMIT). What could change between them is harmless: a second answer is refused by the write itself, a reveal closes the post under the
 write's ``FOR KEY SHARE``, and the count comes from the write.
 
 ``HotSession`` carries only what the hot statements read from a session (its ``info``, its

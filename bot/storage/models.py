@@ -17,6 +17,7 @@ from sqlalchemy import (
     Column,
     Date,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -25,6 +26,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -74,6 +76,8 @@ class Channel(Base):
     name: Mapped[str | None] = mapped_column(String(200))
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     speed_bonus: Mapped[bool] = mapped_column(Boolean, default=False)
+    # streaks count weeks of at least this many answers (None: days; bot.core.domain.scoring)
+    streak_per_week: Mapped[int | None] = mapped_column(Integer)
     __table_args__ = (UniqueConstraint("workspace_id", "channel_id", name="uq_channels_ref"),)
 
 
@@ -91,7 +95,7 @@ class Schedule(Base):
     reveal_after_minutes: Mapped[int] = mapped_column(Integer, default=720)
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     updated_at: Mapped[datetime]
-    # Weekly posts in the schedule's timezone, "mon 09:00"; None = off (bot.core.play.weekly)
+    # Weekly posts in the schedule's timezone, "mon 09:00"; None = off (bot.core.weekly.service)
     challenge_at: Mapped[str | None] = mapped_column(String(16))
     digest_at: Mapped[str | None] = mapped_column(String(16))
     # Which banks the daily question comes from: builtin, community or both (None: both)
@@ -212,6 +216,64 @@ class Answer(Base):
     )
 
 
+class PostAnswerCount(Base):
+    """A channel post's public answer count, split into stripes (member id modulo
+    ``hot_statements.COUNT_STRIPES``) and summed when rendered: concurrent clicks on one post
+    bump different rows instead of queueing on one row lock (bot.storage.hot_statements)."""
+
+    __tablename__ = "post_answer_counts"
+    __table_args__ = {"sqlite_with_rowid": False}  # SQLite: rows clustered by key
+    post_id: Mapped[int] = mapped_column(ForeignKey("posts.id", ondelete="CASCADE"), primary_key=True)
+    stripe: Mapped[int] = mapped_column(Integer, primary_key=True)
+    n: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class MemberAbility(Base):
+    """A member's ability per topic (logits, Gaussian belief): updated online by every answer
+    when it is revealed, overwritten by the periodic refit (bot.storage.estimates)."""
+
+    __tablename__ = "member_abilities"
+    __table_args__ = {"sqlite_with_rowid": False}  # SQLite: rows clustered by key
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"), primary_key=True)
+    topic: Mapped[str] = mapped_column(String(32), primary_key=True)
+    mean: Mapped[float] = mapped_column(Float)
+    var: Mapped[float] = mapped_column(Float)
+    n: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime | None]
+
+
+class QuestionDifficulty(Base):
+    """A question's difficulty as of the last refit (or none: the prior from its label) per bank
+    scope: ``scope_id`` 0 for built-in questions (all communities), the workspace id for a
+    community's own questions. Online updates since then live in its stripes."""
+
+    __tablename__ = "question_difficulties"
+    __table_args__ = {"sqlite_with_rowid": False}  # SQLite: rows clustered by key
+    question_id: Mapped[str] = mapped_column(String(96), primary_key=True)
+    scope_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    mean: Mapped[float] = mapped_column(Float)
+    var: Mapped[float] = mapped_column(Float)
+    n: Mapped[int] = mapped_column(Integer, default=0)
+    refit_at: Mapped[datetime | None]
+    slope: Mapped[float | None] = mapped_column(Float)  # the refit's 2PL slope; None: Rasch
+    slope_se: Mapped[float | None] = mapped_column(Float)
+
+
+class QuestionDifficultyStripe(Base):
+    """Online evidence on a difficulty since its refit, one stripe per revealed post modulo 32
+    (reveals of one question at once must not queue on one row): mean = base mean - sum(shift),
+    precision = 1 / base var + sum(info)."""
+
+    __tablename__ = "question_difficulty_stripes"
+    __table_args__ = {"sqlite_with_rowid": False}  # SQLite: rows clustered by key
+    question_id: Mapped[str] = mapped_column(String(96), primary_key=True)
+    scope_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    stripe: Mapped[int] = mapped_column(Integer, primary_key=True)
+    n: Mapped[int] = mapped_column(Integer, default=0)
+    info: Mapped[float] = mapped_column(Float, default=0.0)
+    shift: Mapped[float] = mapped_column(Float, default=0.0)
+
+
 class ChannelScore(Base):
     """Revealed points of one member in one channel, all time; see bot.storage.scores."""
 
@@ -246,6 +308,7 @@ class WorkspaceScore(Base):
 
 class Streak(Base):
     __tablename__ = "streaks"
+    __table_args__ = (Index("ix_streaks_channel", "channel_id"),)  # a reveal reads a channel's
     member_id: Mapped[int] = mapped_column(
         ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
     )
@@ -255,6 +318,12 @@ class Streak(Base):
     current: Mapped[int] = mapped_column(Integer, default=0)
     best: Mapped[int] = mapped_column(Integer, default=0)
     last_post_id: Mapped[int | None] = mapped_column(Integer)
+    freezes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    freezes_used: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # weekly mode: the Monday of the week last settled, its answers, whether it counts already
+    week_of: Mapped[date | None] = mapped_column(Date)
+    week_answers: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    week_done: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class StudyGroup(Base):
@@ -331,6 +400,120 @@ class ChallengeProgress(Base):
     )
 
 
+class MockSession(Base):
+    """A member's timed /mock: its deadline (swept by the scheduler, so it ends on time after
+    a restart too), the item on screen and readiness when it began. ``finished_at`` is set
+    once, by whoever ends it first (the member, a button after the deadline, the sweep)."""
+
+    __tablename__ = "mock_sessions"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"))
+    track: Mapped[str] = mapped_column(String(32))
+    minutes: Mapped[int] = mapped_column(Integer)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime]
+    deadline_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+    ready_before: Mapped[float | None] = mapped_column(Float)
+    ready_after: Mapped[float | None] = mapped_column(Float)
+    score: Mapped[float | None] = mapped_column(Float)  # share of the items' marks, at the end
+    __table_args__ = (
+        Index("ix_mock_sessions_member", "member_id", "started_at"),
+        Index("ix_mock_sessions_open", "finished_at", "deadline_at"),
+    )
+
+
+class MockItem(Base):
+    """One item of a mock: an MCQ or explain-it question (its Post records the answer and the
+    card) or a coding challenge; times, the self-graded ticks and the mark earned."""
+
+    __tablename__ = "mock_items"
+    mock_id: Mapped[int] = mapped_column(
+        ForeignKey("mock_sessions.id", ondelete="CASCADE"), primary_key=True
+    )
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # mcq | explain | code
+    ref: Mapped[str] = mapped_column(String(96))  # question or challenge id
+    topic: Mapped[str] = mapped_column(String(32))
+    post_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
+    shown_at: Mapped[datetime | None]
+    answered_at: Mapped[datetime | None]
+    answer: Mapped[str | None] = mapped_column(Text)  # an explain-it answer, as written
+    ticks: Mapped[str] = mapped_column(String(64), default="")  # ticked key points: "0,2"
+    score: Mapped[float | None] = mapped_column(Float)  # 0-1 once marked
+    detail: Mapped[str | None] = mapped_column(String(200))  # a verdict's summary
+
+
+class InterviewDate(Base):
+    """A member's interview date (``/mock date``): /stats and mock reports count down to it,
+    and their review cards due after it are brought to the day before (migration 0011)."""
+
+    __tablename__ = "interview_dates"
+    member_id: Mapped[int] = mapped_column(
+        ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
+    )
+    day: Mapped[date] = mapped_column(Date)
+    set_at: Mapped[datetime]
+
+
+class GroupMock(Base):
+    """A mock an admin scheduled for a channel (``/mock schedule``, migration 0014): its items
+    are fixed when it is scheduled, so everyone who joins gets the same questions; it closes
+    at ``starts_at + minutes``. Its announcement and its board are claims in
+    ``group_mock_claims`` (bot.core.posting), each exactly once."""
+
+    __tablename__ = "group_mocks"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    track: Mapped[str] = mapped_column(String(32))
+    minutes: Mapped[int] = mapped_column(Integer)
+    starts_at: Mapped[datetime]
+    closes_at: Mapped[datetime]
+    timezone: Mapped[str] = mapped_column(String(64))  # how its times are shown
+    items: Mapped[str] = mapped_column(Text)  # JSON: [[kind, ref, topic], ...]
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    cancelled_at: Mapped[datetime | None]
+    __table_args__ = (Index("ix_group_mocks_due", "cancelled_at", "starts_at"),)
+
+
+class GroupMockClaim(Base):
+    """Exactly-once posts of a group mock: ``post`` (the announcement with its Start button)
+    and ``board`` (the ranks when it closes, in the announcement's thread)."""
+
+    __tablename__ = "group_mock_claims"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    group_mock_id: Mapped[int] = mapped_column(ForeignKey("group_mocks.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    claimed_at: Mapped[datetime]
+    claimed_by: Mapped[str] = mapped_column(String(64))
+    opened_at: Mapped[datetime | None]  # when the post was first built (bounds a channel search)
+    sent_at: Mapped[datetime | None]
+    platform_ref: Mapped[str | None] = mapped_column(String(128))
+    __table_args__ = (UniqueConstraint("group_mock_id", "kind", name="uq_group_mock_claims_ref"),)
+
+
+class GroupMockTaker(Base):
+    """A member who joined a group mock from its post, and their mock session (one each)."""
+
+    __tablename__ = "group_mock_takers"
+    group_mock_id: Mapped[int] = mapped_column(
+        ForeignKey("group_mocks.id", ondelete="CASCADE"), primary_key=True)
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"), primary_key=True)
+    mock_id: Mapped[int] = mapped_column(ForeignKey("mock_sessions.id", ondelete="CASCADE"))
+
+
+class CommunityTracks(Base):
+    """A community's own /mock tracks: the tracks YAML an admin uploaded with /bank upload."""
+
+    __tablename__ = "community_tracks"
+    workspace_id: Mapped[int] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True)
+    source: Mapped[str] = mapped_column(Text)
+    uploaded_by: Mapped[str] = mapped_column(String(64))
+    updated_at: Mapped[datetime]
+
+
 class CommunityBank(Base):
     """A question bank a community uploaded from chat (migration 0005).
 
@@ -381,6 +564,28 @@ class Suggestion(Base):
     decided_at: Mapped[datetime | None]
     decided_by: Mapped[str | None] = mapped_column(String(64))
     __table_args__ = (Index("ix_suggestions_queue", "workspace_id", "status", "id"),)
+
+
+class QuestionReport(Base):
+    """A member's 🚩 report of a question (migration 0007): one per member and question, a
+    second report updates it. Admins see open ones in /bank review beside suggestions."""
+
+    __tablename__ = "question_reports"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"))
+    question_id: Mapped[str] = mapped_column(String(96))
+    post_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
+    reason: Mapped[str] = mapped_column(String(16))  # wrong-key | ambiguous | outdated | typo
+    note: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="open")  # open | retired | dismissed
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    decided_by: Mapped[str | None] = mapped_column(String(64))
+    __table_args__ = (
+        UniqueConstraint("member_id", "question_id", name="uq_question_reports_member"),
+        Index("ix_question_reports_queue", "workspace_id", "status", "id"),
+    )
 
 
 # ---- Slack installations (OAuth installs) -------------------------------------------------
@@ -438,3 +643,34 @@ slack_oauth_states = Table(
     Column("state", String(200), nullable=False),
     Column("expire_at", DateTime, nullable=False),
 )
+
+
+class RoleReward(Base):
+    """An admin's rule: a milestone earns the role (Discord). ``kind`` is ``streak`` (a daily
+    streak of ``threshold`` in the channel), ``solved`` (``threshold`` challenges solved in the
+    workspace) or ``readiness`` (``threshold`` percent readiness in ``topic``)."""
+
+    __tablename__ = "role_rewards"
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    threshold: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16), default="streak", server_default="streak")
+    topic: Mapped[str | None] = mapped_column(String(32))
+    role_id: Mapped[str] = mapped_column(String(32))
+    problem: Mapped[str | None] = mapped_column(String(300))  # why the last grant failed
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    __table_args__ = (UniqueConstraint("channel_id", "role_id", name="uq_role_rewards_role"),)
+
+
+class RoleGrant(Base):
+    """A role the bot gave a member for a reward (removed when the streak falls below it)."""
+
+    __tablename__ = "role_grants"
+    reward_id: Mapped[int] = mapped_column(
+        ForeignKey("role_rewards.id", ondelete="CASCADE"), primary_key=True
+    )
+    member_id: Mapped[int] = mapped_column(
+        ForeignKey("members.id", ondelete="CASCADE"), primary_key=True
+    )
+    granted_at: Mapped[datetime]

@@ -1,21 +1,58 @@
-"""Queries of live rounds: the one running in a channel, standings, and closing leftovers."""
+"""Live rounds behind bot.core.stores' ``RoundStore``: the one running in a channel,
+standings, and closing leftovers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.core.domain.clock import Clock
+from bot.core.domain.identity import Where, Who, channel_row, member_row
+from bot.core.stores import RoundSettings, Standing
+from bot.storage.db import Database
 from bot.storage.models import Answer, Member, Post, Round
 
 
-@dataclass(frozen=True)
-class Standing:
-    name: str
-    points: int
-    correct: int
+class StoredRounds:
+    """``RoundStore``: each call one transaction, as ``Rounds`` made them before."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db, self.clock = db, clock
+
+    async def start(self, where: Where, who: Who, *, count: int, seconds: int,
+                    topic: str | None) -> int | None:
+        async with self.db.write() as session:
+            channel = await channel_row(session, where)
+            member = await member_row(session, who, self.clock)
+            if await running_round(session, channel.id) is not None:
+                return None
+            rnd = Round(
+                channel_id=channel.id, started_by=member.id, n_questions=count,
+                seconds_per_question=seconds, topic=topic, started_at=self.clock.now(),
+            )
+            session.add(rnd)
+            await session.flush()
+            return rnd.id
+
+    async def settings(self, round_id: int) -> RoundSettings:
+        async with self.db.read() as session:
+            rnd = await session.get(Round, round_id)
+            assert rnd is not None
+            return RoundSettings(rnd.n_questions, rnd.seconds_per_question, rnd.topic)
+
+    async def standings(self, round_id: int, limit: int) -> list[Standing]:
+        async with self.db.read() as session:
+            return await standings(session, round_id, limit)
+
+    async def finish(self, round_id: int, now: datetime) -> None:
+        async with self.db.write() as session:
+            await finish(session, round_id, now)
+
+    async def finish_all_open(self, now: datetime) -> None:
+        async with self.db.write() as session:
+            await finish_all_open(session, now)
 
 
 async def running_round(session: AsyncSession, channel_id: int) -> int | None:

@@ -11,11 +11,14 @@ Every statement is plain SQL shared by SQLite (3.35+) and PostgreSQL, compiled o
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import TextualSelect, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.core.domain.periods import Scope
+from bot.core.progress.leaderboard import Row
 from bot.storage.db import core_connection
 from bot.storage.models import ChannelScore, Member
 
@@ -153,7 +156,7 @@ ORDER = (
 )
 
 
-def _typed(sql: str) -> TextClause:
+def _typed(sql: str) -> TextualSelect:
     c = ChannelScore.__table__.c
     return text(sql).columns(
         member_id=c.member_id.type, points=c.points.type, correct=c.correct.type,
@@ -162,7 +165,7 @@ def _typed(sql: str) -> TextClause:
     )
 
 
-_CACHE: dict[tuple[str, bool, bool, str], Any] = {}
+_CACHE: dict[tuple[str, bool, bool, str], TextualSelect] = {}
 
 
 def top_sql(scope: str, since: bool, *, raw: bool = False) -> Any:
@@ -188,3 +191,57 @@ def rank_sql(scope: str, since: bool, *, raw: bool = False) -> Any:
             f"JOIN members m ON m.id = r.member_id WHERE r.member_id = :member_id"
         )
     return _CACHE[key]
+
+
+# ---- board rows (bot.core.progress.ports' ProgressReads.top and .rank_of) --------------------
+
+
+def _params(
+    scope: Scope, scope_id: int, since: datetime | None, workspace_id: int | None, **extra: Any
+) -> dict[str, Any]:
+    params: dict[str, Any] = dict(extra)
+    if scope is Scope.GROUP:
+        params.update(group_id=scope_id, workspace_id=workspace_id)
+    else:
+        params["scope_id"] = scope_id
+    if since is not None:
+        params["since"] = since
+    return params
+
+
+def _row(r: Any, rank: int) -> Row:
+    return Row(rank, r.member_id, r.display_name, int(r.points or 0), int(r.correct or 0), int(r.answered))
+
+
+async def top(
+    session: AsyncSession,
+    scope: Scope,
+    scope_id: int,
+    since: datetime | None,
+    *,
+    limit: int = 10,
+    workspace_id: int | None = None,
+    raw: bool = False,
+) -> list[Row]:
+    """The best ``limit`` members; ``raw`` recomputes all time from answers (for checks)."""
+    conn = await core_connection(session)
+    statement = top_sql(scope.value, since is not None, raw=raw)
+    result = await conn.execute(statement, _params(scope, scope_id, since, workspace_id, limit=limit))
+    return [_row(r, i) for i, r in enumerate(result, start=1)]
+
+
+async def rank_of(
+    session: AsyncSession,
+    scope: Scope,
+    scope_id: int,
+    since: datetime | None,
+    member_id: int,
+    *,
+    workspace_id: int | None = None,
+    raw: bool = False,
+) -> Row | None:
+    conn = await core_connection(session)
+    statement = rank_sql(scope.value, since is not None, raw=raw)
+    params = _params(scope, scope_id, since, workspace_id, member_id=member_id)
+    r = (await conn.execute(statement, params)).first()
+    return None if r is None else _row(r, int(r.rank))

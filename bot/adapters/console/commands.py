@@ -19,5 +19,5 @@ def parse(line: str) -> Parsed | None:
     if not text:
         return None
     word, _, rest = text.partition(" ")
-    name = word.lower()
+    name = word.lower().lstrip("/") or word.lower()  # `/quiz` as on the platforms
     return Parsed(ALIASES.get(name, name), rest.split(), rest.strip())

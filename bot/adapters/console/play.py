@@ -8,9 +8,11 @@ decision (scores, who may answer, what is closed) is the core's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import logging
-from collections.abc import Awaitable, Callable
+import signal
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,8 +27,9 @@ from bot.core.commands.dispatch import Caller
 from bot.core.commands.grammar import OptionError
 from bot.core.commands.help import playground_help, playground_unknown, topics_message
 from bot.core.content.community import MAX_UPLOAD_BYTES, too_big
-from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message, Upload
+from bot.core.domain.actions import Action, Verb, decode
+from bot.core.domain.identity import Where, Who
+from bot.core.domain.messages import Message, Upload
 
 if TYPE_CHECKING:
     from bot.adapters.base import PlaygroundServices as App
@@ -38,6 +41,7 @@ WORKSPACE = "local"
 CHANNEL = "playground"
 WORDS = replies.Words(admins="the playground's player", prefix="")
 RUN_END = "."
+STOP = "stop"  # typed on a quiz question not answered yet: ends the quiz
 
 
 def default_name() -> str:
@@ -129,6 +133,8 @@ class ConsoleAdapter:
                 self.reply(await pending.finish())
             elif self.screen.key(parsed.name) is not None and not parsed.args:
                 await self.press(parsed.name)
+            elif parsed.name == STOP and not parsed.args and self.screen.keys_private and self.screen.keys:
+                await self.stop_quiz()
             elif _looks_like_key(parsed.name) and not parsed.args:
                 keys = [k.word or str(k.number) for k in self.screen.keys]
                 self.reply(replies.no_such_key(parsed.name, keys))
@@ -153,6 +159,13 @@ class ConsoleAdapter:
         if outcome.public is not None and outcome.platform_ref:
             await self.publisher.update(self.where, outcome.platform_ref, outcome.public)
 
+    async def stop_quiz(self) -> None:
+        """``stop`` on a quiz question not answered yet: the Stop button of that quiz."""
+        post_id = decode(self.screen.keys[0].button.action_id).post_id
+        outcome = await self.app.commands.press(self.who, Action(Verb.STOP, post_id).encode())
+        self.screen.keys = []
+        self.reply(outcome.reply)
+
     # ---- the daily question --------------------------------------------------------------
     async def today(self, parsed: commands.Parsed) -> None:
         found = await self.app.daily.todays_post(self.where)
@@ -166,12 +179,17 @@ class ConsoleAdapter:
             self.daily_post_id = posted.post_id if posted else None
             return
         self.daily_post_id = found.post_id
-        if found.closed:
-            await self.show_reveal(found.post_id)
+        await self.show_question(found.post_id, found.platform_ref, found.closed)
+        for post_id, ref, closed in reversed(await self.app.drill.extras_after(self.where, found.post_id)):
+            await self.show_question(post_id, ref, closed)  # `daily now` extras, newest last
+
+    async def show_question(self, post_id: int, ref: str | None, closed: bool) -> None:
+        if closed:
+            await self.show_reveal(post_id)
             return
-        view = await self.app.drill.refresh_view(found.post_id)
-        if found.platform_ref:
-            self.publisher.adopt(found.platform_ref, view)
+        view = await self.app.drill.refresh_view(post_id)
+        if ref:
+            self.publisher.adopt(ref, view)
         self.screen.show(view, public=True)
 
     async def show_reveal(self, post_id: int) -> None:
@@ -181,6 +199,7 @@ class ConsoleAdapter:
             self.screen.show(message, public=True)
 
     async def reveal(self, parsed: commands.Parsed) -> None:
+        """Reveal the newest open question: a `daily now` extra, else today's daily."""
         post_id = self.daily_post_id
         if post_id is None:
             found = await self.app.daily.todays_post(self.where)
@@ -188,6 +207,8 @@ class ConsoleAdapter:
         if post_id is None:
             self.reply(replies.notice(replies.NO_DAILY_YET))
             return
+        extras = await self.app.drill.extras_after(self.where, post_id)
+        post_id = next((extra for extra, _ref, closed in extras if not closed), post_id)
         await self.show_reveal(post_id)
 
     async def help(self, parsed: commands.Parsed) -> None:
@@ -198,21 +219,33 @@ class ConsoleAdapter:
 
     # ---- /run ----------------------------------------------------------------------------
     async def read_code(self, first: str) -> str | None:
-        """Inline code runs at once; otherwise lines until '.', or a blank after one line."""
+        """Inline code runs at once; otherwise every pasted line, blank ones included, until a
+        line holding just '.' or Ctrl-D. Ctrl-C cancels the paste (``PasteCancelledError``),
+        not the playground."""
         if first.strip():
             return first
         self.screen.say(replies.PASTE_CODE, "dim")
+        paste = asyncio.ensure_future(self._read_paste())
+        with _sigint_cancels(paste):
+            try:
+                lines = await paste
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # the playground itself is closing
+                raise PasteCancelledError from None
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return "\n".join(lines) if lines else None
+
+    async def _read_paste(self) -> list[str]:
         lines: list[str] = []
         while True:
             line = await self.screen.read("... ")
             if line is None or line.strip() == RUN_END:
-                break
-            if not line.strip() and len(lines) == 1:
-                break
-            if not line.strip() and not lines:
-                continue
-            lines.append(line)
-        return "\n".join(lines) if lines else None
+                return lines
+            if line.strip() or lines:  # blank lines before the code are not part of it
+                lines.append(line)
 
     async def runner_ready(self) -> None:
         """The playground waits for a runner that is still starting instead of refusing."""
@@ -223,10 +256,18 @@ class ConsoleAdapter:
 
     async def run(self, parsed: commands.Parsed) -> None:
         await self.runner_ready()
-        if self.app.commands.runner.desk() is None:
-            self.reply(replies.notice(self.app.commands.runner.unavailable()))
+        run = self.app.commands.command("run")
+        if run is not None and run.takes_words(parsed.rest):  # `run cancel`
+            self.reply(await (await self.app.commands.prepare_text(self.caller, "run", parsed.rest)).finish())
             return
-        code = await self.read_code(parsed.rest)
+        if self.app.commands.services.runner.desk() is None:
+            self.reply(replies.notice(self.app.commands.services.runner.unavailable()))
+            return
+        try:
+            code = await self.read_code(parsed.rest)
+        except PasteCancelledError:
+            self.reply(replies.notice(replies.PASTE_CANCELLED))
+            return
         if code is None:
             self.reply(replies.notice(replies.NOTHING_TO_RUN))
             return
@@ -238,13 +279,40 @@ class ConsoleAdapter:
     async def submit(self, parsed: commands.Parsed) -> None:
         """Your solution to the open /challenge, pasted like /run code; judged in the sandbox."""
         await self.runner_ready()
-        code = await self.read_code(parsed.rest)
+        try:
+            code = await self.read_code(parsed.rest)
+        except PasteCancelledError:
+            self.reply(replies.notice(replies.PASTE_CANCELLED))
+            return
         if code is None:
             self.reply(replies.notice(replies.NOTHING_TO_RUN))
             return
         private = await self.app.commands.submit_challenge(self.caller, code, _ConsoleAck(self))
         if private is not None:
             self.reply(private)
+
+
+class PasteCancelledError(Exception):
+    """Ctrl-C while pasting code: the paste is dropped, the playground goes on."""
+
+
+@contextlib.contextmanager
+def _sigint_cancels(task: asyncio.Future[list[str]]) -> Iterator[None]:
+    """While pasting, Ctrl-C cancels ``task`` instead of ending the playground; the handler
+    that was there before (asyncio.run's) is put back afterwards."""
+    loop = asyncio.get_running_loop()
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
+        installed = False
+    try:
+        yield
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+            signal.signal(signal.SIGINT, before)
 
 
 class _ConsoleAck:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from bot.adapters.console.render import compact_update
 from bot.adapters.console.screen import Screen
-from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message
+from bot.core.domain.identity import Where, Who
+from bot.core.domain.messages import Message
+from bot.core.publisher import ChatPublisher, Delivery
 
 REFS_KEPT = 500
 
@@ -21,7 +22,7 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name).strip("._") or "file"
 
 
-class ConsolePublisher:
+class ConsolePublisher(ChatPublisher):
     def __init__(self, screen: Screen, files_dir: Path) -> None:
         self.screen = screen
         self.files_dir = files_dir
@@ -80,6 +81,22 @@ class ConsolePublisher:
         self.screen.show(message, public=False, context=f"✉ direct message to {who.display_name or who.user_id}")
         self.count += 1
         return True
+
+    async def publish_once(self, where: Where, message: Message, delivery: Delivery) -> str:
+        """One terminal, one process: nothing can post it twice, so a plain print."""
+        return await self.publish(where, message)
+
+    async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
+        """The screen has no history to search; a lone process never re-sends (no peers)."""
+        return None
+
+    async def permalink(self, where: Where, ref: str) -> str | None:
+        return None  # a terminal has no links to messages
+
+    async def delete(self, where: Where, ref: str) -> None:
+        self.posted.pop(ref, None)
+        self.screen.show(Message(title="(a duplicate message was removed)"), public=True, context="✂")
+        self.count += 1
 
     def adopt(self, ref: str, message: Message) -> None:
         """Track a post from the database (shown again) so later updates print compactly."""

@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from bot.core.model.messages import Button, CodeBlock, Message
+from bot.core.domain.messages import Button, CodeBlock, Message
 
 _SPAN = re.compile(
     r"(?P<code>`[^`\n]+`)|(?P<bold>\*\*(?:(?!\*\*).)+?\*\*)|(?P<italic>(?<![\w*])_[^_\n]+?_(?![\w]))",

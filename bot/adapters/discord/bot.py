@@ -18,14 +18,13 @@ from discord import app_commands
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.discord.commands import add_commands
 from bot.adapters.discord.interactions import PLATFORM, WORDS, Handlers
-from bot.adapters.discord.publisher import DiscordPublisher
+from bot.adapters.discord.publisher import adapter_publisher
 from bot.adapters.discord.views import ActionButton
 from bot.config import ConfigError, Settings
 from bot.core.commands import replies
-from bot.core.model.actions import ACTION_PATTERN
+from bot.core.domain.actions import ACTION_PATTERN
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App
@@ -56,26 +55,27 @@ def token_of(settings: Settings) -> str:
     return settings.discord_token.get_secret_value().strip()
 
 
-class _Drill:
-    """Behaviour shared by the plain and the sharded client."""
+class _Drill(discord.Client):
+    """Behaviour shared by the plain and the sharded client (it comes first in their MRO)."""
 
     handlers: Handlers | None
     tree: app_commands.CommandTree[Any]
 
     def _init_drill(self, handlers: Handlers | None) -> None:
         self.handlers = handlers
-        self.tree = app_commands.CommandTree(self)  # type: ignore[arg-type]
-        self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
+        self.tree = app_commands.CommandTree(self)
+        self.tree.error(self._on_tree_error)
         add_commands(self.tree)
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(ActionButton)  # type: ignore[attr-defined]
+        self.add_dynamic_items(ActionButton)
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         """Components that no view of ours can route still get an answer within 3 s."""
         if interaction.type is not discord.InteractionType.component or self.handlers is None:
             return
-        custom_id = str((interaction.data or {}).get("custom_id", ""))
+        data = interaction.data
+        custom_id = "" if data is None else str(data.get("custom_id", ""))
         if not ACTION_RE.fullmatch(custom_id):
             await self.handlers.on_foreign_component(interaction)
 
@@ -97,7 +97,7 @@ class _Drill:
             log.warning("could not tell the member about the failure")
 
 
-class DrillClient(_Drill, discord.Client):
+class DrillClient(_Drill):
     def __init__(self, handlers: Handlers | None = None, **options: Any) -> None:
         super().__init__(**options)
         self._init_drill(handlers)
@@ -138,7 +138,7 @@ class DiscordAdapter:
         self.token = token_of(app.settings)
         apply_endpoints(app.settings)
         self.client = make_client(app.settings)
-        self.publisher = CoalescingPublisher(DiscordPublisher(self.client))
+        self.publisher = adapter_publisher(self.client)
         self.handlers = Handlers(app, self.publisher)
         self.client.handlers = self.handlers
         self._gateway: asyncio.Task[None] | None = None

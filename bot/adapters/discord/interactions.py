@@ -16,13 +16,19 @@ import discord
 from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.discord.publisher import make_ref
 from bot.adapters.discord.render import render_message
-from bot.adapters.discord.views import OptionsModal, RunCodeModal
+from bot.adapters.discord.views import FormModal, OptionsModal, RunCodeModal
 from bot.core.commands import replies
-from bot.core.commands.catalogue import Command
-from bot.core.commands.dispatch import Caller, Pending
+from bot.core.commands.catalogue import Command, user_installable
+from bot.core.commands.dispatch import AckChannel, Caller, Pending
 from bot.core.content.community import MAX_UPLOAD_BYTES, too_big
-from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message, Upload
+from bot.core.domain.forms import Form
+from bot.core.domain.identity import Where, Who
+from bot.core.domain.messages import Message, Upload
+from bot.core.quizzes.personal import (
+    PERSONAL_CODE_DELIVERY,
+    channel_feature_refusal,
+    personal_space,
+)
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App
@@ -34,8 +40,25 @@ WORDS = replies.Words(workspace="server", admins="members with the **Manage Serv
 SORRY = replies.SORRY
 
 
+def in_server_with_bot(interaction: discord.Interaction) -> bool:
+    """The server itself added torchdrill (not only the member, as their own app)."""
+    return interaction.guild_id is not None and interaction.is_guild_integration()
+
+
+def own_app_context(interaction: discord.Interaction) -> bool:
+    """torchdrill is here only as the member's own app (a user install): a server that has
+    not added the bot, or a group chat. Replies are private; nothing is posted in channels."""
+    if interaction.guild_id is not None:
+        return not interaction.is_guild_integration()
+    return bool(interaction.context.private_channel)
+
+
 def workspace_of(interaction: discord.Interaction) -> str:
-    return str(interaction.guild_id) if interaction.guild_id else f"dm-{interaction.user.id}"
+    """A server that added the bot is its own community; everywhere else (DMs, servers
+    without the bot) the member practises in their personal space: one progress."""
+    if in_server_with_bot(interaction):
+        return str(interaction.guild_id)
+    return personal_space(str(interaction.user.id))
 
 
 def who_of(interaction: discord.Interaction) -> Who:
@@ -50,8 +73,16 @@ def where_of(interaction: discord.Interaction) -> Where:
 
 def caller_of(interaction: discord.Interaction) -> Caller:
     """Discord resolves the member's permissions in the channel into the payload."""
-    where = where_of(interaction) if interaction.guild_id else None
-    return Caller(who_of(interaction), where, interaction.permissions.manage_guild, WORDS)
+    where = where_of(interaction) if in_server_with_bot(interaction) else None
+    admin = interaction.permissions.manage_guild and in_server_with_bot(interaction)
+    return Caller(who_of(interaction), where, admin, WORDS)
+
+
+def refusal_here(interaction: discord.Interaction, path: tuple[str, ...]) -> Message | None:
+    """A channel feature asked for where torchdrill is only the member's own app."""
+    if own_app_context(interaction) and not user_installable(path[0]):
+        return channel_feature_refusal(WORDS, " ".join(path))
+    return None
 
 
 class FileRefusedError(ValueError):
@@ -74,6 +105,27 @@ class _ThreadAck:
 
     async def retract(self, ref: str) -> None:
         await self.interaction.delete_original_response()
+
+
+class _DirectAck:
+    """Where the bot is not in the channel: the acknowledgement is a message in the member's
+    DMs with the bot, and the output follows it there (bot.core.quizzes.personal)."""
+
+    def __init__(self, handlers: Handlers, where: Where) -> None:
+        self.h, self.where = handlers, where
+
+    async def post(self, ack: Message) -> str | None:
+        try:
+            return await self.h.publisher.publish(self.where, ack)
+        except discord.HTTPException as exc:
+            log.info("could not post the private acknowledgement: %s", exc.status)
+            return None
+
+    async def edit(self, ref: str, ack: Message, status: Message) -> None:
+        await self.h.publisher.update(self.where, ref, ack)
+
+    async def retract(self, ref: str) -> None:
+        await self.h.publisher.delete(self.where, ref)
 
 
 class Handlers:
@@ -125,7 +177,11 @@ class Handlers:
         self, interaction: discord.Interaction, path: tuple[str, ...], values: dict[str, object]
     ) -> None:
         root = self.app.commands.command(path[0])
-        public = root is not None and not root.private
+        refusal = refusal_here(interaction, path)
+        if refusal is not None:
+            await self.private(interaction, refusal)
+            return
+        public = root is not None and root.public_reply and not own_app_context(interaction)
         if any(isinstance(v, discord.Attachment) for v in values.values()):
             await self.defer(interaction, ephemeral=not public)  # a download may take a moment
             refusal = self.app.commands.refusal_of(caller_of(interaction), path)
@@ -161,18 +217,45 @@ class Handlers:
                 out[name] = Upload(value.filename, await value.read())
         return out
 
-    async def open_form(self, interaction: discord.Interaction, command: Command, path: tuple[str, ...]) -> None:
+    async def open_form(self, interaction: discord.Interaction, command: Command, path: tuple[str, ...],
+                        initial: dict[str, str] | None = None) -> None:
         """A form_input command (e.g. /suggest): its options in a modal; the submit runs it."""
-        refusal = self.app.commands.refusal_of(caller_of(interaction), path)
+        refusal = refusal_here(interaction, path) or self.app.commands.refusal_of(caller_of(interaction), path)
         if refusal is not None:
             await self.private(interaction, refusal)
             return
         modal = OptionsModal(command, path, command.description.split(";")[0].replace("{workspace}", "server"),
-                             custom_id=f"td-form:{uuid.uuid4().hex}")
+                             custom_id=f"td-form:{uuid.uuid4().hex}", initial=initial)
         await interaction.response.send_modal(modal)
+
+    async def on_ask_as_question(self, interaction: discord.Interaction, text: str) -> None:
+        """"Ask as a question" (admins): the message's text fills the /suggest form."""
+        draft = self.app.commands.question_form(caller_of(interaction), text)
+        if isinstance(draft, Message):
+            await self.private(interaction, draft)
+            return
+        [suggest] = [c for c in self.app.commands.catalogue.commands if c.name == "suggest"]
+        await self.open_form(interaction, suggest, ("suggest",), draft)
+
+    async def on_form(self, interaction: discord.Interaction, form: Form, filled: dict[str, str]) -> None:
+        """A core form's modal submitted: its command runs with the form's values and answers
+        privately. It continues a button's click, so it goes wherever the button did (a user
+        install's DMs too), with the command's own checks only."""
+        await self.defer(interaction, ephemeral=True)
+        try:
+            message = await self.app.commands.execute_values(caller_of(interaction), form.path,
+                                                             form.values(filled))
+        except Exception:
+            log.exception("discord form failed", extra={"command": " ".join(form.path)})
+            message = replies.notice(SORRY)
+        await self.reply(interaction, message, deferred_ephemeral=True)
 
     # ---- buttons -------------------------------------------------------------------------
     async def on_action(self, interaction: discord.Interaction, action_id: str) -> None:
+        form = self.app.commands.form_of(action_id)
+        if form is not None:  # a modal must be the first response: no defer before it
+            await interaction.response.send_modal(FormModal(form, custom_id=f"td-form:{form.key}:{uuid.uuid4().hex}"))
+            return
         await self.defer(interaction, ephemeral=True)
         try:
             outcome = await self.app.commands.press(who_of(interaction), action_id)
@@ -197,8 +280,12 @@ class Handlers:
 
     # ---- /run ----------------------------------------------------------------------------
     async def open_run_modal(self, interaction: discord.Interaction, command: str = "run") -> None:
-        if self.app.commands.runner.desk() is None:
-            await self.private(interaction, replies.notice(self.app.commands.runner.unavailable()))
+        refusal = refusal_here(interaction, (command,))
+        if refusal is not None:
+            await self.private(interaction, refusal)
+            return
+        if self.app.commands.services.runner.desk() is None:
+            await self.private(interaction, replies.notice(self.app.commands.services.runner.unavailable()))
             return
         form = await self.app.commands.code_form(caller_of(interaction), command)
         if isinstance(form, Message):
@@ -210,14 +297,31 @@ class Handlers:
         await interaction.response.send_modal(modal)
 
     async def on_run_code(self, interaction: discord.Interaction, code: str, command: str = "run") -> None:
-        """Public acknowledgement first (its message starts the result thread), then submit."""
+        """Public acknowledgement first (its message starts the result thread), then submit.
+        Where torchdrill is only the member's own app, nothing public: the acknowledgement and
+        the output go to the member's direct messages with the bot."""
+        caller = caller_of(interaction)
+        ack: AckChannel = _ThreadAck(interaction)
+        if not in_server_with_bot(interaction):
+            await self.defer(interaction, ephemeral=True)
+            try:
+                dm = await interaction.user.create_dm()
+            except discord.HTTPException as exc:
+                log.warning("could not open a DM for a private /%s: %s", command, exc.status)
+                await self.private(interaction, replies.notice(SORRY))
+                return
+            where = Where(PLATFORM, workspace_of(interaction), str(dm.id), None)
+            caller = Caller(caller.who, where, False, WORDS)
+            ack = _DirectAck(self, where)
         try:
-            private = await self.app.commands.submit_code(caller_of(interaction), command, code,
-                                                          _ThreadAck(interaction))
+            private = await self.app.commands.submit_code(caller, command, code, ack)
         except Exception:
             log.exception("/run failed")
             private = replies.notice(SORRY)
-        if private is not None:
+        if isinstance(ack, _DirectAck):  # deferred privately: fill that response
+            await self.reply(interaction, private or replies.notice(PERSONAL_CODE_DELIVERY),
+                             deferred_ephemeral=True)
+        elif private is not None:
             await self.private(interaction, private)
 
 

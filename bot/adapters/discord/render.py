@@ -18,7 +18,7 @@ from typing import Any
 import discord
 
 from bot.adapters.discord.views import ActionButton
-from bot.core.model.messages import Button, ButtonStyle, CodeBlock, Message, truncate
+from bot.core.domain.messages import Button, ButtonStyle, CodeBlock, Message, truncate
 
 log = logging.getLogger(__name__)
 

@@ -35,13 +35,12 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.handlers import PLATFORM, Handlers
 from bot.adapters.slack.install_pages import NOT_INSTALLED
 from bot.adapters.slack.listeners import register
 from bot.adapters.slack.manifest import EVENTS_PATH
 from bot.adapters.slack.oauth import OAuthInstalls
-from bot.adapters.slack.workspaces import SlackClients, WorkspacePublisher
+from bot.adapters.slack.workspaces import SlackClients, adapter_publisher
 from bot.config import ConfigError, Settings, SlackMode
 
 if TYPE_CHECKING:
@@ -156,7 +155,7 @@ class SlackAdapter:
             self.app_token = _secret(
                 settings.slack_app_token, "SLACK_APP_TOKEN", "needed in Socket Mode, xapp-…"
             )
-        self.oauth = OAuthInstalls(settings, app.commands.daily, self.serves_http) \
+        self.oauth = OAuthInstalls(settings, app.commands.services.daily, self.serves_http) \
             if settings.slack_oauth else None
         if self.oauth is not None:
             self.client = make_client(settings, token="")
@@ -177,7 +176,7 @@ class SlackAdapter:
             installation_store_bot_only=True if self.oauth else None,
             user_facing_authorize_error_message=NOT_INSTALLED,
         )
-        self.publisher = CoalescingPublisher(WorkspacePublisher(self.clients))
+        self.publisher = adapter_publisher(self.clients)
         self.handlers = Handlers(app, self.clients, self.publisher)
         register(self.bolt, self.handlers)
         if self.oauth is not None:
@@ -202,7 +201,7 @@ class SlackAdapter:
             log.warning("signed Slack request refused: %s", problem)
             return web.Response(status=400, text=problem)
         bolt_request = AsyncBoltRequest(
-            body=text, query=request.query_string, headers=request.headers  # type: ignore[arg-type]
+            body=text, query=request.query_string, headers=request.headers  # type: ignore[arg-type]  # a multidict; bolt reads it as a mapping
         )
         response = await self.bolt.async_dispatch(bolt_request)
         return await to_aiohttp_response(response)
@@ -214,7 +213,7 @@ class SlackAdapter:
         web_app.router.add_post(EVENTS_PATH, self.on_events)
         if self.oauth is not None:
             self.oauth.add_routes(web_app, self.bolt)
-        add_health_routes(web_app, self.app.health_checks())  # type: ignore[arg-type]
+        add_health_routes(web_app, self.app.health_checks())
         return web_app
 
     @property

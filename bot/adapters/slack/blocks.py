@@ -14,7 +14,7 @@ import logging
 import re
 from typing import Any
 
-from bot.core.model.messages import Button, ButtonStyle, CodeBlock, Message, truncate
+from bot.core.domain.messages import Button, ButtonStyle, CodeBlock, Message, truncate
 
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ import html
 import json
 import logging
 import re
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -23,15 +24,17 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.blocks import render
+from bot.adapters.slack.home import Viewers, home_view
 from bot.adapters.slack.publisher import Ref, parse_ref
-from bot.adapters.slack.workspaces import NotInstalledError, SlackClients
+from bot.adapters.slack.workspaces import NotInstalledError, SlackClients, WorkspacePublisher
 from bot.core.commands import replies
 from bot.core.commands.catalogue import Command, Option, OptionType
 from bot.core.commands.dispatch import Caller, CodeForm, Pending
 from bot.core.commands.grammar import OptionError, resolve
 from bot.core.content.community import MAX_UPLOAD_BYTES, too_big
-from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message, Upload
+from bot.core.domain.forms import Form, FormField
+from bot.core.domain.identity import Where, Who
+from bot.core.domain.messages import Message, Upload
 
 if TYPE_CHECKING:
     from bot.adapters.base import BotServices as App
@@ -47,14 +50,28 @@ WORDS = replies.Words(
 RUN_MODAL_ID = "td-run"
 FORM_MODAL_ID = "td-form"
 RUN_SHORTCUT_ID = "td-run-code"
+ASK_SHORTCUT_ID = "td-ask-question"
 CODE_BLOCK_ID = "code"
 CODE_ACTION_ID = "code"
 SLACK_INPUT_LIMIT = 3000  # plain_text_input max_length
+TITLE_LIMIT = 24  # a modal's title and submit label
+SELECT_TEXT_LIMIT = 75  # a static_select option's text and description
+HOME_CHANNEL_PAGES = 5  # users.conversations pages read for the Home tab (200 channels each)
+HOME_CHANNELS_TTL_S = 300.0  # how long a member's channel list is reused
+HOME_CHANNELS_CACHED = 10_000  # members whose channel lists are kept
 
 _FENCED = re.compile(r"```(.*?)```", re.DOTALL)
 _LANG_LINE = re.compile(r"(?:python|py|python3|pycon|text|console|bash|sh)?\n", re.IGNORECASE)
 
 Respond = Callable[..., Awaitable[Any]]
+
+
+def why_failed(exc: SlackApiError | NotInstalledError) -> str:
+    """One line for the log: Slack's error code, or why the workspace has no token
+    (a NotInstalledError has no ``response``)."""
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.get("error"))
+    return str(exc)
 
 
 def who_of(body: dict[str, Any]) -> Who:
@@ -78,14 +95,15 @@ class FileRefusedError(ValueError):
     """A file refused before or while downloading; the message is for the member."""
 
 
-def form_block(option: Option) -> dict[str, Any]:
-    """One catalogue option as a Block Kit input (file, menu or text box)."""
+def form_block(option: Option, initial: str | None = None) -> dict[str, Any]:
+    """One catalogue option as a Block Kit input (file, menu or text box), a text box
+    pre-filled with ``initial`` (plain text: Slack renders nothing in an input)."""
     label = {"type": "plain_text", "text": option.name.capitalize()}
     hint = {"type": "plain_text", "text": option.description.replace("{workspace}", WORDS.workspace)[:150]}
     element: dict[str, Any]
     if option.type is OptionType.FILE:
         element = {"type": "file_input", "action_id": option.name, "max_files": 1,
-                   "filetypes": ["yaml", "yml", "txt", "md", "text"]}
+                   "filetypes": ["yaml", "yml", "csv", "txt", "md", "text"]}
     elif option.choices:
         element = {"type": "static_select", "action_id": option.name, "options": [
             {"text": {"type": "plain_text", "text": c.value}, "value": c.value} for c in option.choices]}
@@ -93,8 +111,45 @@ def form_block(option: Option) -> dict[str, Any]:
         element = {"type": "plain_text_input", "action_id": option.name, "multiline": option.multiline}
         if option.max_length:
             element["max_length"] = min(option.max_length, SLACK_INPUT_LIMIT)
+        if initial:
+            element["initial_value"] = initial[:element.get("max_length", SLACK_INPUT_LIMIT)]
     return {"type": "input", "block_id": option.name, "label": label, "hint": hint, "element": element,
             "optional": not option.required}
+
+
+def field_block(field: FormField) -> dict[str, Any]:
+    """One field of a core ``Form`` as a Block Kit input: a static_select where it has choices,
+    a plain_text_input otherwise (capped at the field's max_length)."""
+    element: dict[str, Any]
+    if field.choices:
+        element = {"type": "static_select", "action_id": field.name, "options": [
+            {"text": {"type": "plain_text", "text": c.label[:SELECT_TEXT_LIMIT]}, "value": c.value,
+             **({"description": {"type": "plain_text", "text": c.description[:SELECT_TEXT_LIMIT]}}
+                if c.description else {})}
+            for c in field.choices]}
+    else:
+        element = {"type": "plain_text_input", "action_id": field.name, "multiline": field.multiline,
+                   "max_length": min(field.max_length or SLACK_INPUT_LIMIT, SLACK_INPUT_LIMIT)}
+    block = {"type": "input", "block_id": field.name, "label": {"type": "plain_text", "text": field.label},
+             "element": element, "optional": not field.required}
+    if field.hint:
+        block["hint"] = {"type": "plain_text", "text": field.hint}
+    return block
+
+
+def form_view(form: Form, where: Where) -> dict[str, Any]:
+    """A core ``Form`` as a modal; its fixed values and the channel travel in private_metadata."""
+    meta = {"channel": where.channel_id, "name": where.name, "team": where.workspace, "path": list(form.path),
+            "fixed": dict(form.fixed)}
+    return {
+        "type": "modal", "callback_id": FORM_MODAL_ID,
+        "external_id": f"{FORM_MODAL_ID}-{form.key}-{uuid.uuid4().hex}",
+        "private_metadata": json.dumps(meta),
+        "title": {"type": "plain_text", "text": form.title[:TITLE_LIMIT]},
+        "submit": {"type": "plain_text", "text": form.submit[:TITLE_LIMIT]},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [field_block(f) for f in form.fields],
+    }
 
 
 def submitted_from(body: dict[str, Any]) -> tuple[Who, Where, dict[str, Any]]:
@@ -144,7 +199,7 @@ class _ChannelAck:
             client = await self.h.clients.client_for(self.where.workspace)
             await client.chat_delete(channel=parsed.channel, ts=parsed.ts)
         except (SlackApiError, NotInstalledError) as exc:
-            log.warning("could not delete a refused /run acknowledgement: %s", exc.response.get("error"))
+            log.warning("could not delete a refused /run acknowledgement: %s", why_failed(exc))
 
 
 class Handlers:
@@ -152,6 +207,79 @@ class Handlers:
         self.app = app
         self.clients = clients  # every Web API call goes out with its workspace's token
         self.publisher = publisher
+        self.home_viewers = Viewers()
+        self._channels: dict[tuple[str, str], tuple[float, set[str]]] = {}  # (team, user) -> (at, ids)
+
+    # ---- App Home ------------------------------------------------------------------------
+    async def channels_of(self, who: Who) -> set[str] | None:
+        """The channels the member is in (users.conversations); None when Slack will not say
+        (a missing scope), and the dashboard then shows every channel with a daily question.
+        Kept HOME_CHANNELS_TTL_S per member: a burst of answers asks Slack once (tier 3)."""
+        key = (who.workspace, who.user_id)
+        cached = self._channels.get(key)
+        if cached is not None and time.monotonic() - cached[0] < HOME_CHANNELS_TTL_S:
+            return cached[1]
+        found: set[str] = set()
+        cursor: str | None = None
+        try:
+            client = await self.client(who.workspace)
+            for _ in range(HOME_CHANNEL_PAGES):
+                page = await client.users_conversations(
+                    user=who.user_id, types="public_channel,private_channel", exclude_archived=True,
+                    limit=200, cursor=cursor)
+                found.update(str(c["id"]) for c in page.get("channels") or [])
+                cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+                if not cursor:
+                    break
+        except (SlackApiError, NotInstalledError) as exc:
+            log.warning("users.conversations failed (%s); the Home tab lists every channel",
+                        why_failed(exc))
+            return None
+        if len(self._channels) >= HOME_CHANNELS_CACHED:
+            self._channels.clear()
+        self._channels[key] = (time.monotonic(), found)
+        return found
+
+    async def publish_home(self, who: Who) -> None:
+        """Build the member's dashboard in the core and publish it as their Home tab."""
+        try:
+            dashboard = await self.app.commands.services.home.dashboard(
+                who, is_admin=await self.is_admin(who), channels=await self.channels_of(who),
+                words=WORDS)
+            client = await self.client(who.workspace)
+            await client.views_publish(user_id=who.user_id, view=home_view(dashboard))
+        except (SlackApiError, NotInstalledError) as exc:
+            log.warning("views.publish failed for %s: %s", who.user_id, why_failed(exc))
+        except Exception:
+            log.exception("the Home tab of %s could not be built", who.user_id)
+
+    async def on_home_opened(self, team: str, event: dict[str, Any]) -> None:
+        if event.get("tab") != "home" or not event.get("user"):
+            return
+        self.home_viewers.add(team, str(event["user"]))
+        await self.publish_home(Who(PLATFORM, team, str(event["user"])))
+
+    async def on_home_action(self, body: dict[str, Any]) -> None:
+        """A dashboard button: the answer comes in the member's DMs with the bot (a Home tab
+        has no channel), then the dashboard is published again."""
+        who = who_of(body)
+        action_id = body["actions"][0]["action_id"]
+        try:
+            outcome = await self.app.commands.press(who, action_id)
+        except Exception:
+            log.exception("home button %s failed", action_id)
+            outcome = None
+        message = outcome.reply if outcome is not None else replies.notice(replies.SORRY)
+        try:
+            await self.publisher.tell(who, message)
+        except (SlackApiError, NotInstalledError) as exc:
+            log.warning("could not send a Home tab answer to %s: %s", who.user_id, why_failed(exc))
+        await self.publish_home(who)
+
+    async def refresh_home(self, who: Who) -> None:
+        """After an answer: the dashboard of a member who has it open changes."""
+        if (who.workspace, who.user_id) in self.home_viewers:
+            await self.publish_home(who)
 
     async def client(self, team: str) -> AsyncWebClient:
         return await self.clients.client_for(team)
@@ -179,9 +307,11 @@ class Handlers:
                 channel = str(opened["channel"]["id"])
             else:
                 channel = where.channel_id
-            await self.publisher.inner.upload_to(who.workspace, channel, message)  # type: ignore[attr-defined]
+            slack = self.publisher.inner
+            assert isinstance(slack, WorkspacePublisher)  # SlackAdapter wraps one; uploads are Slack's own
+            await slack.upload_to(who.workspace, channel, message)
         except (SlackApiError, NotInstalledError) as exc:
-            log.warning("could not attach %d file(s): %s", len(message.attachments), exc.response.get("error"))
+            log.warning("could not attach %d file(s): %s", len(message.attachments), why_failed(exc))
 
     async def tell(self, who: Who, where: Where, message: Message, respond: Respond | None) -> None:
         """Private feedback in the channel; else via the response_url, else a DM."""
@@ -214,8 +344,7 @@ class Handlers:
         try:
             info = await (await self.client(who.workspace)).users_info(user=user_id)
         except (SlackApiError, NotInstalledError) as exc:
-            error = exc.response.get("error") if isinstance(exc, SlackApiError) else str(exc)
-            log.warning("users.info failed (%s); treating %s as a member", error, user_id)
+            log.warning("users.info failed (%s); treating %s as a member", why_failed(exc), user_id)
             return False
         user = info.get("user") or {}
         return bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
@@ -230,8 +359,8 @@ class Handlers:
         commands = self.app.commands
         command = commands.command(name.lstrip("/"))
         try:
-            caller = await self.caller(body, needs_admin=bool(command and (
-                command.admin_only or any(s.admin_only for s in command.subcommands))))
+            caller = await self.caller(body, needs_admin=bool(
+                command and command.may_need_admin(body.get("text", ""))))
             return await commands.prepare_text(caller, name, body.get("text", ""))
         except Exception:
             log.exception("slack command failed", extra={"command": name})
@@ -245,7 +374,7 @@ class Handlers:
         except Exception:
             log.exception("slack command failed", extra={"command": name})
             message = replies.notice(replies.SORRY)
-        await self.reply(respond, message, public=command is not None and not command.private,
+        await self.reply(respond, message, public=command is not None and command.public_reply,
                          who=who_of(body), where=where_of(body))
 
     async def command(self, name: str, body: dict[str, Any], respond: Respond) -> None:
@@ -253,27 +382,41 @@ class Handlers:
 
     # ---- buttons -------------------------------------------------------------------------
     async def on_action(self, body: dict[str, Any], respond: Respond) -> None:
+        if (body.get("view") or {}).get("type") == "home":
+            await self.on_home_action(body)
+            return
+        who = who_of(body)
+        if await self.on_message_action(body, respond):
+            await self.refresh_home(who)  # after the public count: the answer changed it
+
+    async def on_message_action(self, body: dict[str, Any], respond: Respond) -> bool:
+        """A button on a message; True when it recorded an answer."""
         who, where = who_of(body), where_of(body)
         action_id = body["actions"][0]["action_id"]
+        form = self.app.commands.form_of(action_id)
+        if form is not None:  # e.g. 🚩: a modal, opened while the click's trigger_id is valid (3 s)
+            await self.open_view(body, respond, form_view(form, where))
+            return False
         try:
             outcome = await self.app.commands.press(who, action_id)
         except Exception:
             log.exception("button %s failed", action_id)
             await self.tell(who, where, replies.notice(replies.SORRY), respond)
-            return
+            return False
         await self.tell(who, where, outcome.reply, respond)
         container = body.get("container") or {}
         if outcome.public is None or container.get("is_ephemeral"):
-            return
+            return outcome.recorded
         ref = outcome.platform_ref
         if ref is None and body.get("message"):
             ref = str(Ref(where.channel_id, body["message"]["ts"]))
         if ref is None:
-            return
+            return outcome.recorded
         try:
             await self.publisher.refresh(where, ref, outcome.public)
         except SlackApiError:  # e.g. the message was deleted; the answer still counts
             log.warning("could not refresh the answer count of %s", ref, exc_info=True)
+        return outcome.recorded
 
     # ---- forms: /suggest, and commands that take a file (/bank upload, /bank import) ------
     def form_leaf(self, command: Command, text: str) -> tuple[Command, tuple[str, ...]] | None:
@@ -289,7 +432,7 @@ class Handlers:
         return None
 
     async def open_form(self, body: dict[str, Any], respond: Respond, leaf: Command,
-                        path: tuple[str, ...]) -> None:
+                        path: tuple[str, ...], initial: dict[str, str] | None = None) -> None:
         caller = await self.caller(body, needs_admin=self.app.commands.catalogue.admin_only(path))
         refusal = self.app.commands.refusal_of(caller, path)
         if refusal is not None:
@@ -304,9 +447,21 @@ class Handlers:
             "title": {"type": "plain_text", "text": f"/{' '.join(path)}"[:24]},
             "submit": {"type": "plain_text", "text": "Send"},
             "close": {"type": "plain_text", "text": "Cancel"},
-            "blocks": [form_block(o) for o in leaf.options],
+            "blocks": [form_block(o, (initial or {}).get(o.name)) for o in leaf.options],
         }
         await self.open_view(body, respond, view)
+
+    async def on_ask_shortcut(self, body: dict[str, Any], respond: Respond) -> None:
+        """"Ask as a question" (admins): the message's text fills the /suggest form. Slack
+        sends the text with &, < and > escaped; the box shows what the member typed."""
+        caller = await self.caller(body, needs_admin=True)
+        draft = self.app.commands.question_form(caller, html.unescape(body["message"].get("text", "")))
+        if isinstance(draft, Message):
+            await self.reply(respond, draft)
+            return
+        leaf = self.app.commands.command("suggest")
+        assert leaf is not None  # the catalogue's
+        await self.open_form(body, respond, leaf, ("suggest",), draft)
 
     async def open_view(self, body: dict[str, Any], respond: Respond, view: dict[str, Any]) -> None:
         try:
@@ -320,7 +475,8 @@ class Handlers:
         who, where, meta = submitted_from(body)
         path = tuple(meta.get("path") or ())
         try:
-            values = await self.form_values(body["view"]["state"]["values"], who.workspace)
+            values = {**(meta.get("fixed") or {}),
+                      **await self.form_values(body["view"]["state"]["values"], who.workspace)}
             admin = await self.is_admin(who) if self.app.commands.catalogue.admin_only(path) else False
             message = await self.app.commands.execute_values(Caller(who, where, admin, WORDS), path, values)
         except FileRefusedError as exc:
@@ -407,7 +563,7 @@ class Handlers:
         }
 
     async def open_run_modal(self, body: dict[str, Any], respond: Respond, command: str = "run") -> None:
-        runner = self.app.commands.runner
+        runner = self.app.commands.services.runner
         if runner.desk() is None:
             await self.reply(respond, replies.notice(runner.unavailable()))
             return

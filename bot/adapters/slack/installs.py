@@ -31,6 +31,7 @@ from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStore
+from sqlalchemy import CursorResult
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.config import ConfigError, Settings
@@ -192,7 +193,7 @@ def installation_store(settings: Settings, db: Database) -> EncryptedInstallatio
     client_id = required(settings.slack_client_id, "SLACK_CLIENT_ID", "OAuth installs")
     keys = required(settings.slack_token_key, "SLACK_TOKEN_KEY",
                      f"tokens are stored encrypted; {KEY_HINT}")
-    inner = AsyncSQLAlchemyInstallationStore(client_id, LockedEngine(db),  # type: ignore[arg-type]
+    inner = AsyncSQLAlchemyInstallationStore(client_id, LockedEngine(db),  # type: ignore[arg-type]  # duck-typed AsyncEngine
                                              logger=log)
     return EncryptedInstallationStore(inner, TokenCipher(keys))
 
@@ -200,7 +201,7 @@ def installation_store(settings: Settings, db: Database) -> EncryptedInstallatio
 def state_store(settings: Settings, db: Database) -> SignedStateStore:
     secret = required(settings.slack_state_secret, "SLACK_STATE_SECRET",
                        "signs OAuth install states; the same value on every replica")
-    inner = AsyncSQLAlchemyOAuthStateStore(STATE_EXPIRATION_S, LockedEngine(db),  # type: ignore[arg-type]
+    inner = AsyncSQLAlchemyOAuthStateStore(STATE_EXPIRATION_S, LockedEngine(db),  # type: ignore[arg-type]  # duck-typed AsyncEngine
                                            logger=log)
     return SignedStateStore(inner, secret)
 
@@ -215,5 +216,6 @@ async def forget_tokens(db: Database, team_id: str) -> int:
     async with db.write() as session:
         for table in (slack_bots, slack_installations):
             result = await session.execute(delete(table).where(table.c.team_id == team_id))
-            removed += int(result.rowcount or 0)  # type: ignore[attr-defined]
+            assert isinstance(result, CursorResult)  # a DELETE's result carries its rowcount
+            removed += int(result.rowcount or 0)
     return removed

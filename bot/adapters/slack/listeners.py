@@ -16,6 +16,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.slack.handlers import (
+    ASK_SHORTCUT_ID,
     CODE_BLOCK_ID,
     FORM_MODAL_ID,
     RUN_MODAL_ID,
@@ -27,8 +28,8 @@ from bot.adapters.slack.handlers import (
 )
 from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Command
-from bot.core.model.actions import ACTION_PATTERN
-from bot.core.play.runs import clean_code
+from bot.core.domain.actions import ACTION_PATTERN
+from bot.core.runs.desk import clean_code
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def served_commands() -> dict[str, Command]:
 
 def _command_listener(h: Handlers, command: Command) -> Callable[..., Awaitable[None]]:
     async def listener(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
-        if command.code_input:
+        if command.code_input and not command.takes_words(str(body.get("text", ""))):
             await ack()
             await h.open_run_modal(body, respond, command.name)
             return
@@ -80,6 +81,11 @@ def register(bolt: AsyncApp, h: Handlers) -> None:
         await ack()
         await h.on_action(body, respond)
 
+    @bolt.event("app_home_opened")
+    async def on_home_opened(ack: Ack, event: dict[str, Any], context: dict[str, Any]) -> None:
+        await ack()
+        await h.on_home_opened(str(context.get("team_id") or ""), event)
+
     @bolt.view_submission(RUN_MODAL_ID)
     async def on_run_submitted(ack: Ack, body: dict[str, Any]) -> None:
         if not clean_code(submitted_code(body)).strip():  # keep the modal open, say why
@@ -92,6 +98,11 @@ def register(bolt: AsyncApp, h: Handlers) -> None:
     async def on_form_submitted(ack: Ack, body: dict[str, Any]) -> None:
         await ack()
         await h.on_form_submitted(body)
+
+    @bolt.shortcut(ASK_SHORTCUT_ID)
+    async def on_ask_shortcut(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
+        await ack()
+        await h.on_ask_shortcut(body, respond)
 
     @bolt.shortcut(RUN_SHORTCUT_ID)
     async def on_run_shortcut(ack: Ack, body: dict[str, Any], respond: Respond) -> None:

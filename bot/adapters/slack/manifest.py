@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from bot.adapters.slack.handlers import RUN_SHORTCUT_ID, WORDS
+from bot.adapters.slack.handlers import ASK_SHORTCUT_ID, RUN_SHORTCUT_ID, WORDS
 from bot.adapters.slack.install_pages import REDIRECT_PATH
 from bot.adapters.slack.listeners import served_commands
 
 EVENTS_PATH = "/slack/events"  # commands, interactivity and events share it in HTTP mode
 UNINSTALL_EVENTS = ["app_uninstalled", "tokens_revoked"]  # tokens forgotten, posts stopped
+HOME_EVENTS = ["app_home_opened"]  # the member's dashboard is published when they open it
 
 BOT_SCOPES = [
     "commands",  # slash commands and shortcuts
@@ -28,6 +29,8 @@ BOT_SCOPES = [
     "im:write",  # private charts (/stats) go to the member's direct messages with the bot
     "channels:history",  # before re-sending a daily post, look whether it already landed
     "groups:history",  # the same in private channels
+    "channels:read",  # the Home tab lists today's question of the channels a member is in
+    "groups:read",  # the same for private channels (users.conversations)
 ]
 
 
@@ -57,9 +60,9 @@ def manifest(
     if request_url:
         request_url = events_url(request_url)
     commands = []
-    for name, command in served_commands().items():
+    for slash, command in served_commands().items():
         description = command.description.replace("{workspace}", WORDS.workspace)
-        entry: dict[str, Any] = {"command": name, "description": description,
+        entry: dict[str, Any] = {"command": slash, "description": description,
                                  "should_escape": False}
         hint = command.usage().partition(" ")[2].replace("{workspace}", WORDS.workspace)
         if hint:
@@ -76,19 +79,26 @@ def manifest(
         "org_deploy_enabled": False,
         "socket_mode_enabled": request_url is None,
     }
+    events: dict[str, Any] = {"bot_events": list(HOME_EVENTS)}
+    if request_url:
+        events = {"request_url": request_url, **events}
     if distributed and request_url:
         parts = urlsplit(request_url)
         oauth["redirect_urls"] = [f"{parts.scheme}://{parts.netloc}{REDIRECT_PATH}"]
-        settings["event_subscriptions"] = {"request_url": request_url,
-                                           "bot_events": UNINSTALL_EVENTS}
+        events["bot_events"] = [*UNINSTALL_EVENTS, *HOME_EVENTS]
         settings["token_rotation_enabled"] = False  # bot tokens do not expire
+    settings["event_subscriptions"] = events
     return {
         "display_information": {"name": name, "description": "Daily PyTorch interview drills"},
         "features": {
             "bot_user": {"display_name": name, "always_online": True},
+            "app_home": {"home_tab_enabled": True, "messages_tab_enabled": True,
+                         "messages_tab_read_only_enabled": False},
             "slash_commands": commands,
             "shortcuts": [{"name": "Run code", "type": "message", "callback_id": RUN_SHORTCUT_ID,
-                           "description": "Run this message's code block in the sandbox"}],
+                           "description": "Run this message's code block in the sandbox"},
+                          {"name": "Ask as a question", "type": "message", "callback_id": ASK_SHORTCUT_ID,
+                           "description": "Admins: turn this message into a draft /suggest"}],
         },
         "oauth_config": oauth,
         "settings": settings,

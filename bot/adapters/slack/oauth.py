@@ -29,10 +29,11 @@ from bot.adapters.slack import install_pages, installs
 from bot.adapters.slack.handlers import PLATFORM
 from bot.adapters.slack.manifest import BOT_SCOPES
 from bot.config import Settings
-from bot.core.play.installs import stop_workspace
+from bot.core.drill.installs import stop_workspace
+from bot.storage.workspaces import StoredWorkspaces
 
 if TYPE_CHECKING:
-    from bot.core.play.daily import DailyPosting
+    from bot.core.daily.service import DailyPosting
 
 log = logging.getLogger(__name__)
 BOLT_LOG = logging.getLogger("slack_bolt.oauth")
@@ -54,6 +55,7 @@ class OAuthInstalls:
                                                "needed for OAuth installs")
         self.store = installs.installation_store(settings, daily.db)
         self.states = installs.state_store(settings, daily.db)
+        self.workspaces = StoredWorkspaces(daily.db)  # bot.core.drill.installs' WorkspaceStore
 
     def bolt_settings(self) -> AsyncOAuthSettings:
         oauth = AsyncOAuthSettings(
@@ -104,7 +106,7 @@ class OAuthInstalls:
         async def on_request(request: web.Request) -> web.Response:
             """``/slack/install`` and ``/slack/oauth_redirect``; never a 500."""
             bolt_request = AsyncBoltRequest(
-                body="", query=request.query_string, headers=request.headers  # type: ignore[arg-type]
+                body="", query=request.query_string, headers=request.headers  # type: ignore[arg-type]  # a multidict; bolt reads it as a mapping
             )
             try:
                 if request.path == install_pages.INSTALL_PATH:
@@ -126,7 +128,7 @@ class OAuthInstalls:
         if not team:
             return
         await self.store.async_delete_all(enterprise_id=None, team_id=team)
-        stopped = await stop_workspace(self.daily, PLATFORM, team)
+        stopped = await stop_workspace(self.workspaces, self.daily, PLATFORM, team)
         log.info("slack workspace removed the bot", extra={
             "team": team, "event": why, "schedules_stopped": stopped})
 

@@ -6,7 +6,8 @@ means replying to its root.
 
 Posts that must appear once carry message ``metadata`` naming the post; Slack has no
 idempotent send, so a failed or timed-out send is retried only after ``conversations.history``
-shows no such message (a missing history scope stops the retry: never a second post).
+shows no such message (a missing history scope stops the retry: never a second post). A keyed
+post into a thread (a weekly closing summary) is looked for with ``conversations.replies``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.blocks import render
-from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message
-from bot.core.play.delivery import Delivery, LookupUnavailableError
+from bot.core.domain.identity import Where, Who
+from bot.core.domain.messages import Message
+from bot.core.publisher import ChatPublisher, Delivery, LookupUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def _transient(exc: Exception) -> bool:
     return isinstance(exc, (TimeoutError, aiohttp.ClientError))
 
 
-class SlackPublisher:
+class SlackPublisher(ChatPublisher):
     def __init__(self, client: AsyncWebClient) -> None:
         self.client = client
         # keyed posts must not be re-sent blindly: only 429s (never accepted) retry by themselves
@@ -99,10 +100,13 @@ class SlackPublisher:
     async def publish_once(self, where: Where, message: Message, delivery: Delivery) -> str:
         metadata = {"event_type": METADATA_EVENT,
                     "event_payload": {"post_id": delivery.post_id, "key": delivery.key}}
+        root = parse_ref(delivery.thread_of) if delivery.thread_of else None
+        channel = root.channel if root else where.channel_id
         for attempt, wait in enumerate((*ONCE_BACKOFF_S, None)):
             try:
                 sent = await self.once_client.chat_postMessage(
-                    channel=where.channel_id, unfurl_links=False, metadata=metadata, **render(message)
+                    channel=channel, thread_ts=root.root if root else None, unfurl_links=False,
+                    metadata=metadata, **render(message)
                 )
                 break
             except Exception as exc:
@@ -114,7 +118,7 @@ class SlackPublisher:
                 found = await self.find_sent(where, delivery)  # no history scope: raises, no resend
                 if found is not None:
                     return found
-        ref = Ref(str(sent["channel"]), str(sent["ts"]))
+        ref = Ref(str(sent["channel"]), str(sent["ts"]), root.root if root else None)
         if message.attachments:
             await self.upload(ref, message)
         return str(ref)
@@ -125,13 +129,23 @@ class SlackPublisher:
         return str(found["permalink"]) if found.get("permalink") else None
 
     async def find_sent(self, where: Where, delivery: Delivery) -> str | None:
+        """In the channel's history, or the thread's replies for a post into a thread;
+        ``delivery.besides`` is skipped."""
+        root = parse_ref(delivery.thread_of) if delivery.thread_of else None
+        channel = root.channel if root else where.channel_id
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):
             try:
-                page = await self.client.conversations_history(
-                    channel=where.channel_id, oldest=slack_ts(delivery.since), limit=HISTORY_PAGE,
-                    include_all_metadata=True, cursor=cursor,
-                )
+                if root is not None:
+                    page = await self.client.conversations_replies(
+                        channel=channel, ts=root.root, oldest=slack_ts(delivery.since),
+                        limit=HISTORY_PAGE, include_all_metadata=True, cursor=cursor,
+                    )
+                else:
+                    page = await self.client.conversations_history(
+                        channel=channel, oldest=slack_ts(delivery.since), limit=HISTORY_PAGE,
+                        include_all_metadata=True, cursor=cursor,
+                    )
             except SlackApiError as exc:
                 error = exc.response.get("error")
                 if error in SCOPE_ERRORS:
@@ -141,8 +155,9 @@ class SlackPublisher:
                     ) from exc
                 raise
             for found in page.get("messages") or []:
-                if _names(found.get("metadata"), delivery):
-                    return str(Ref(where.channel_id, str(found["ts"])))
+                ref = str(Ref(channel, str(found["ts"]), root.root if root else None))
+                if ref != delivery.besides and _names(found.get("metadata"), delivery):
+                    return ref
             cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
             if not cursor:
                 return None
@@ -157,6 +172,10 @@ class SlackPublisher:
         """chat.update replaces text and blocks, so a message without buttons loses them."""
         parsed = parse_ref(ref)
         await self.client.chat_update(channel=parsed.channel, ts=parsed.ts, **render(message))
+
+    async def delete(self, where: Where, ref: str) -> None:
+        parsed = parse_ref(ref)
+        await self.client.chat_delete(channel=parsed.channel, ts=parsed.ts)
 
     async def upload(self, ref: Ref, message: Message) -> None:
         """Full outputs go next to the message (same thread) as files."""

@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Callable
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.coalesce import CoalescingPublisher
 from bot.adapters.slack.publisher import SlackPublisher
-from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message
-from bot.core.play.delivery import Delivery
+from bot.core.domain.identity import Where, Who
+from bot.core.domain.messages import Message
+from bot.core.publisher import ChatPublisher, Delivery
 
 TokenSource = Callable[[str], Awaitable[str | None]]
 
@@ -57,7 +58,7 @@ class SlackClients:
         return (await self.publisher_for(team)).client
 
 
-class WorkspacePublisher:
+class WorkspacePublisher(ChatPublisher):
     """The core's Publisher for Slack: each call goes out with its workspace's token."""
 
     def __init__(self, clients: SlackClients) -> None:
@@ -83,5 +84,13 @@ class WorkspacePublisher:
     async def update(self, where: Where, ref: str, message: Message) -> None:
         await (await self.clients.publisher_for(where.workspace)).update(where, ref, message)
 
+    async def delete(self, where: Where, ref: str) -> None:
+        await (await self.clients.publisher_for(where.workspace)).delete(where, ref)
+
     async def upload_to(self, team: str, channel: str, message: Message) -> None:
         await (await self.clients.publisher_for(team)).upload_to(channel, message)
+
+
+def adapter_publisher(clients: SlackClients) -> CoalescingPublisher:
+    """What the Slack adapter registers with the app: per-workspace tokens, refreshes folded."""
+    return CoalescingPublisher(WorkspacePublisher(clients))

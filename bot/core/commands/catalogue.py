@@ -9,12 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from bot.core.domain import report_reasons
+
 
 class OptionType(StrEnum):
     INT = "int"
     FLOAT = "float"
     WORD = "word"  # one word, e.g. a time or a timezone
     TOPIC = "topic"  # a topic slug or display name; offered with autocomplete
+    TRACK = "track"  # a /mock track's slug: built-in or the community's; offered with autocomplete
     CHOICE = "choice"  # one of ``choices``
     TEXT = "text"  # free text that may contain spaces (a group name); takes the rest
     BOOL = "bool"  # by name only: chart:true
@@ -26,6 +29,7 @@ class Choice:
     value: str
     label: str  # may hold ``{workspace}``: each platform says "server" or "workspace"
     aliases: tuple[str, ...] = ()
+    admin_only: bool = False  # this value needs an admin, in a channel (``mock schedule``)
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,8 @@ class Option:
     required: bool = False
     aliases: tuple[str, ...] = ()  # other names accepted in ``name:value`` form
     max_length: int | None = None
-    only_with: tuple[str, str] | None = None  # (option, value): meaningful only alongside it
+    # (option, values): meaningful only alongside one of those values (or that option left out)
+    only_with: tuple[str, tuple[str, ...]] | None = None
     multiline: bool = False  # TEXT that keeps its line breaks (a form's paragraph box)
 
     @property
@@ -64,6 +69,34 @@ class Command:
     code_input: bool = False  # the platform asks for code (a modal) instead of options
     form_input: bool = False  # the platform asks for the options in a form (a modal)
     help: str = ""  # the line in /help, when it says more than the description
+
+    @property
+    def public_reply(self) -> bool:
+        """Whether the command layer's reply is for the channel (a code_input command's public
+        part is its acknowledgement; its words, ``run cancel``, are answered privately)."""
+        return not self.private and not self.code_input
+
+    def takes_words(self, text: str) -> bool:
+        """A code_input command typed with one of its words (``run cancel``) instead of code:
+        the words go to the command layer, anything else opens the code box."""
+        words = text.split()
+        if not self.code_input or len(words) != 1:
+            return False
+        name, _, value = words[0].lower().rpartition(":")
+        return any(
+            value in (c.value, *c.aliases)
+            for o in self.options if o.type is OptionType.CHOICE and name in ("", o.name, *o.aliases)
+            for c in o.choices
+        )
+
+    def may_need_admin(self, text: str = "") -> bool:
+        """Whether the caller's admin fact matters for this command typed with ``text`` (an
+        admin-only command, or a word naming an admin-only choice: ``mock schedule``), so a
+        front end that must ask its platform who is an admin asks only then."""
+        if self.admin_only or any(s.admin_only for s in self.subcommands):
+            return True
+        words = {w.lower().rpartition(":")[2].rpartition("=")[2] for w in text.split()}
+        return any(c.admin_only and ({c.value, *c.aliases} & words) for o in self.options for c in o.choices)
 
     def option(self, name: str) -> Option:
         for opt in self.options:
@@ -118,7 +151,23 @@ REVIEW_ACTIONS = (
     Choice("next", "show the next suggestion"),
     Choice("approve", "approve suggestion id into a bank"),
     Choice("reject", "reject suggestion id, telling the author why"),
+    Choice("reports", "show the next 🚩 question report"),
+    Choice("retire", "retire the community question of report id"),
+    Choice("dismiss", "close report id, keeping the question"),
 )
+REPORT_REASONS = tuple(Choice(r.value, r.description, r.aliases) for r in report_reasons.REPORT_REASONS)
+
+MOCK_ACTIONS = (
+    Choice("start", "start a mock interview"),
+    Choice("answer", "your answer to the explain-it question on screen"),
+    Choice("status", "the item on screen and the time left"),
+    Choice("end", "end your mock now and read the report"),
+    Choice("date", "set your interview date (YYYY-MM-DD, or clear)"),
+    Choice("schedule", "admins: a group mock in this channel at a time (no time: the list)",
+           admin_only=True),
+    Choice("cancel", "admins: cancel group mock id before it starts", admin_only=True),
+)
+STARTS = ("start", "schedule")  # the actions a track and a length go with
 
 CATALOGUE: tuple[Command, ...] = (
     Command(
@@ -133,7 +182,10 @@ CATALOGUE: tuple[Command, ...] = (
     ),
     Command(
         "review", "Spaced repetition: due cards first, then weak topics",
-        options=(Option("count", OptionType.INT, "how many cards", default=10, minimum=1, maximum=50),),
+        options=(Option("count", OptionType.INT, "how many cards", default=10, minimum=1, maximum=50),
+                 Option("action", OptionType.CHOICE, "export: your misses and due cards as an Anki deck",
+                        choices=(Choice("export", "your misses and due cards as an Anki deck (.apkg)"),))),
+        help="spaced repetition, due cards first; `export` sends your misses and due cards for Anki",
     ),
     Command(
         "round", "A live quiz round in this channel",
@@ -152,7 +204,7 @@ CATALOGUE: tuple[Command, ...] = (
             Option("scope", OptionType.CHOICE, "channel, {workspace} or study group", choices=SCOPES),
             Option("period", OptionType.CHOICE, "week, month or all time", choices=PERIODS),
             Option("group", OptionType.TEXT, "study group name (with scope: group)", max_length=64,
-                   only_with=("scope", "group")),
+                   only_with=("scope", ("group",))),
             Option("chart", OptionType.BOOL, "add a chart of the top members' points", default=False),
         ),
         private=False, in_channel_only=True,
@@ -200,13 +252,41 @@ CATALOGUE: tuple[Command, ...] = (
                     Option("time", OptionType.WORD, "HH:MM, in the daily schedule's timezone"),
                 ),
             ),
+            Command(
+                "rewards", "Roles for streaks, solves or readiness (Discord): list, add or remove",
+                options=(
+                    Option("action", OptionType.CHOICE, "list, add or remove", default="list",
+                           choices=tuple(Choice(a, a) for a in ("list", "add", "remove"))),
+                    Option("streak", OptionType.INT, "the streak (days, or weeks: /daily streak) that earns it",
+                           minimum=1, maximum=365),
+                    Option("role", OptionType.WORD, "the role: role:@Name, or its id", max_length=40),
+                    Option("solved", OptionType.INT, "or: the challenges solved that earn it",
+                           minimum=1, maximum=500),
+                    Option("readiness", OptionType.INT, "or: the readiness % in topic that earns it",
+                           minimum=1, maximum=100),
+                    Option("topic", OptionType.TOPIC, "the topic, with readiness"),
+                ),
+            ),
+            Command(
+                "streak", "Count streaks in days (default) or in weeks of N answers",
+                options=(
+                    Option("mode", OptionType.CHOICE, "daily, or weekly (omit: show the mode)",
+                           choices=(Choice("daily", "daily: consecutive right answers"),
+                                    Choice("weekly", "weekly: N of the week's questions answered"))),
+                    Option("per_week", OptionType.INT, "weekly: answers a week that keep the streak",
+                           minimum=1, maximum=7, only_with=("mode", ("weekly",)), aliases=("n",)),
+                ),
+            ),
         ),
         help="the channel's daily question (admins)",
     ),
     Command(
         "run", "Run a PyTorch snippet in a sandbox; output in a thread",
+        options=(Option("action", OptionType.CHOICE, "cancel: stop your queued or running job",
+                        choices=(Choice("cancel", "cancel your queued or running job"),)),),
         code_input=True, private=False,
-        help="run a PyTorch snippet in a sandbox; the output lands in a thread",
+        help="run a PyTorch snippet in a sandbox; the output lands in a thread; "
+             "`cancel` stops your queued or running job",
     ),
     Command(
         "challenge", "A graded PyTorch coding problem, judged in the sandbox",
@@ -227,8 +307,9 @@ CATALOGUE: tuple[Command, ...] = (
         "bank", "This {workspace}'s own question banks",
         in_channel_only=True,
         subcommands=(
-            Command("upload", "Add or replace a bank: attach a YAML file (same format as ours)",
-                    options=(Option("file", OptionType.FILE, "the bank, a .yaml file", required=True),),
+            Command("upload", "Add or replace a bank: attach a YAML file (same format as ours) or a CSV",
+                    options=(Option("file", OptionType.FILE, "the bank, a .yaml file or a .csv sheet",
+                                    required=True),),
                     admin_only=True),
             Command("list", "The community banks of this {workspace}"),
             Command("show", "A bank's questions", options=(BANK_ID,)),
@@ -241,12 +322,16 @@ CATALOGUE: tuple[Command, ...] = (
                     admin_only=True),
             Command("export", "A bank's YAML file, to edit and upload again", options=(BANK_ID,),
                     admin_only=True),
+            Command("quality", "Which questions look broken, judged from members' answers",
+                    options=(Option("bank", OptionType.WORD, "a bank id (see /bank list), or builtin "
+                                    "for ours (default)", max_length=96), TOPIC),
+                    admin_only=True),
             Command(
-                "review", "Suggested questions: the next one, approve or reject",
+                "review", "Suggested questions and 🚩 reports: the next one, approve, reject, retire",
                 options=(
-                    Option("action", OptionType.CHOICE, "next, approve or reject", default="next",
+                    Option("action", OptionType.CHOICE, "next, approve, reject; reports, retire, dismiss", default="next",
                            choices=REVIEW_ACTIONS),
-                    Option("id", OptionType.INT, "the suggestion's number", minimum=1),
+                    Option("id", OptionType.INT, "the suggestion's or report's number", minimum=1),
                     Option("bank", OptionType.WORD, "bank to approve into (default: suggestions)",
                            max_length=96),
                     Option("reason", OptionType.TEXT, "why it is rejected (the author is told)",
@@ -280,6 +365,42 @@ CATALOGUE: tuple[Command, ...] = (
         ),
         in_channel_only=True, form_input=True,
     ),
+    Command(
+        "mock", "A timed mock interview: MCQs, explain-it questions and a coding challenge, then a report",
+        options=(
+            Option("action", OptionType.CHOICE, "start (default), answer, status, end or date",
+                   choices=MOCK_ACTIONS),
+            Option("track", OptionType.TRACK, "the role you prepare for (built-in or this {workspace}'s)",
+                   max_length=32, only_with=("action", STARTS)),
+            Option("minutes", OptionType.INT, "how long the mock lasts", default=30, minimum=10, maximum=90,
+                   only_with=("action", STARTS)),
+            Option("text", OptionType.TEXT, "your answer (with action answer)", max_length=1500,
+                   only_with=("action", ("answer",)), aliases=("answer",)),
+            Option("day", OptionType.WORD, "YYYY-MM-DD: your interview date (or clear), or a group mock's day",
+                   max_length=20, only_with=("action", ("date", "schedule"))),
+            Option("at", OptionType.WORD, "HH:MM: when the group mock starts (with action schedule)",
+                   max_length=20, only_with=("action", ("schedule",)), aliases=("time",)),
+            Option("timezone", OptionType.WORD, "IANA name for the group mock's time (default: the "
+                   "channel's)", max_length=64, only_with=("action", ("schedule",)), aliases=("tz",)),
+            Option("id", OptionType.INT, "the group mock's number (with action cancel)", minimum=1,
+                   only_with=("action", ("cancel",))),
+        ),
+        help="a timed mock interview (private): `mock [track] [minutes]`, then `mock answer TEXT` "
+             "for explain-it questions; a report at the end; `mock date YYYY-MM-DD` counts down "
+             "to your interview; admins: `mock schedule [YYYY-MM-DD] HH:MM [track] [minutes]` "
+             "posts a group mock here (`mock cancel ID`)",
+    ),
+    Command(
+        "report", "🚩 Report a question you think is broken; admins review it",
+        options=(
+            Option("post", OptionType.INT, "the question's number (the 🚩 button shows it)", required=True,
+                   minimum=1),
+            Option("reason", OptionType.CHOICE, "what is wrong with it", required=True,
+                   choices=REPORT_REASONS),
+            Option("note", OptionType.TEXT, "a short note for the admins", max_length=report_reasons.NOTE_MAX),
+        ),
+        help="🚩 report a broken question (wrong key, ambiguous, outdated, typo) with a note",
+    ),
     Command("help", "What torchdrill can do"),
 )
 
@@ -309,3 +430,13 @@ class Catalogue:
 
 
 COMMANDS = Catalogue()
+
+
+# Commands a member may also use where torchdrill is their own app (a Discord user install:
+# direct messages, and servers that have not added the bot). Practice only: everything else
+# posts in channels or reads a server's boards, and stays with servers that added the bot.
+USER_INSTALLABLE: frozenset[str] = frozenset({"quiz", "review", "stats", "challenge", "submit", "run", "mock"})
+
+
+def user_installable(name: str) -> bool:
+    return name in USER_INSTALLABLE

@@ -13,31 +13,32 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
+from bot.core.answers.recording import Outcome
+from bot.core.challenges.desk import KIND as CHALLENGE_KIND
+from bot.core.challenges.desk import SUBMISSION_MAX, SUBMIT_HOW
 from bot.core.commands import replies
 from bot.core.commands.catalogue import COMMANDS, Catalogue, Command
 from bot.core.commands.grammar import FileOpener, OptionError, Request, parse, resolve, validate
 from bot.core.commands.help import help_message
-from bot.core.model.actions import BadActionError, Verb, decode
-from bot.core.model.identity import Where, Who
-from bot.core.model.messages import Message
-from bot.core.model.publisher import Publisher
-from bot.core.model.tasks import BackgroundTasks
-from bot.core.model.topics import TOPICS
-from bot.core.play.answers import Outcome
-from bot.core.play.bank_desk import BankDesk
-from bot.core.play.challenge_desk import KIND as CHALLENGE_KIND
-from bot.core.play.challenge_desk import SUBMISSION_MAX, SUBMIT_HOW, ChallengeDesk
-from bot.core.play.delivery import tell_privately
-from bot.core.play.drill import Drill
-from bot.core.play.runs import clean_code
-from bot.core.play.user_errors import USER_ERRORS
-from bot.core.play.weekly import NO_WEEKLY as WEEKLY_NONE
-from bot.core.play.weekly import WeeklyKind, WeeklyPosting
+from bot.core.commands.services import Services
+from bot.core.content.community import draft_from_message
+from bot.core.domain.actions import BadActionError, Verb, decode
+from bot.core.domain.forms import Form
+from bot.core.domain.identity import Where, Who
+from bot.core.domain.messages import Message, Upload
+from bot.core.domain.tasks import BackgroundTasks
+from bot.core.domain.topics import TOPICS
+from bot.core.drill.delivery import tell_privately
+from bot.core.drill.user_errors import USER_ERRORS
+from bot.core.learning.report_desk import form_of as report_form_of
+from bot.core.publisher import Publisher
+from bot.core.runs.desk import clean_code
+from bot.core.weekly.service import NO_WEEKLY as WEEKLY_NONE
+from bot.core.weekly.service import WeeklyKind
 from bot.observability.metrics import observe_interaction
 
 if TYPE_CHECKING:
-    from bot.core.play.daily import DailyPosting
-    from bot.core.play.runs import RunDesk
+    from bot.core.runs.desk import RunDesk
 
 log = logging.getLogger(__name__)
 
@@ -50,14 +51,6 @@ class Caller:
     where: Where | None
     is_admin: bool = False
     words: replies.Words = field(default_factory=replies.Words)
-
-
-class RunnerAccess(Protocol):
-    def desk(self) -> RunDesk | None: ...
-
-    def unavailable(self) -> str:
-        """Why there is no desk: still starting, or not available (and why)."""
-        ...
 
 
 class AckChannel(Protocol):
@@ -122,14 +115,8 @@ class Pending:
 class CommandDesk:
     """The port adapters call for commands, buttons and /run."""
 
-    def __init__(
-        self, drill: Drill, daily: DailyPosting, publisher: Publisher, runner: RunnerAccess,
-        catalogue: Catalogue = COMMANDS,
-    ) -> None:
-        self.drill = drill
-        self.daily = daily
-        self.publisher = publisher
-        self.runner = runner
+    def __init__(self, services: Services, catalogue: Catalogue = COMMANDS) -> None:
+        self.services = services
         self.catalogue = catalogue
         self.tasks = BackgroundTasks()
         self.handlers: dict[str, Handler] = {
@@ -138,18 +125,17 @@ class CommandDesk:
             "daily schedule": self._daily_schedule, "daily pause": self._daily_pause,
             "daily resume": self._daily_resume, "daily now": self._daily_now,
             "daily status": self._daily_status, "daily challenge": self._daily_challenge,
-            "daily digest": self._daily_digest,
+            "daily digest": self._daily_digest, "daily rewards": self._daily_rewards,
+            "daily streak": self._daily_streak,
             "help": self._help,
             "challenge": self._challenge,
             "bank upload": self._bank_upload, "bank list": self._bank_list, "bank show": self._bank_show,
             "bank disable": self._bank_disable, "bank enable": self._bank_enable,
             "bank export": self._bank_export, "bank review": self._bank_review,
             "bank import": self._bank_import, "bank check": self._bank_check, "suggest": self._suggest,
+            "bank quality": self._bank_quality, "run": self._run, "report": self._report,
+            "mock": self._mock,
         }
-        self.challenges = ChallengeDesk(drill.db, drill.clock)
-        self.banks = BankDesk(drill.db, drill.library, drill.clock, drill.shelf)
-        self.weekly = WeeklyPosting(drill.db, drill.clock, publisher, on_change=daily.changed,
-                                    library=drill.library)
 
     # ---- entry points --------------------------------------------------------------------
     # Adapters call ``prepare_*`` before they acknowledge the platform and ``Pending.finish``
@@ -190,11 +176,11 @@ class CommandDesk:
         if request.key == "daily now":
             assert caller.where is not None
             try:
-                claim = await self.daily.claim_now(caller.where)
+                claim = await self.services.daily.claim_now(caller.where)
             except Exception:
                 log.exception("/daily now could not record its claim")
                 return Pending.done(replies.notice(replies.SORRY))
-            return Pending(lambda: self._guarded(caller, request, lambda: self.daily.finish_now(claim)))
+            return Pending(lambda: self._guarded(caller, request, lambda: self.services.daily.finish_now(claim)))
         return Pending(lambda: self.execute(caller, request))
 
     async def execute_text(self, caller: Caller, name: str, text: str) -> Message:
@@ -206,7 +192,21 @@ class CommandDesk:
         return await (await self.prepare_values(caller, path, values)).finish()
 
     def _refusal(self, caller: Caller, request: Request) -> Message | None:
-        return self.refusal_of(caller, request.path)
+        return self.refusal_of(caller, request.path) or self._choice_refusal(caller, request)
+
+    @staticmethod
+    def _choice_refusal(caller: Caller, request: Request) -> Message | None:
+        """A value the catalogue marks admin-only (``mock schedule``): an admin, in a channel."""
+        for option in request.command.options:
+            chosen = request.values.get(option.name)
+            for choice in option.choices:
+                if choice.admin_only and chosen == choice.value:
+                    key = f"{request.key} {choice.value}"
+                    if not caller.is_admin:
+                        return replies.admin_only(caller.words, key)
+                    if caller.where is None:
+                        return replies.in_channel_only(caller.words, key)
+        return None
 
     def refusal_of(self, caller: Caller, path: tuple[str, ...]) -> Message | None:
         """Why ``caller`` may not use the command at ``path`` (None: they may), before any
@@ -241,6 +241,14 @@ class CommandDesk:
                 log.exception("command failed", extra={"command": request.key})
                 return replies.notice(replies.SORRY)
 
+    def form_of(self, action_id: str) -> Form | None:
+        """The modal a button opens instead of a reply (the 🚩 report form), decided without
+        storage so an adapter can open it as the interaction's first response; None: ``press``."""
+        try:
+            return report_form_of(decode(action_id))
+        except BadActionError:
+            return None
+
     async def press(self, who: Who, action_id: str) -> Outcome:
         """A button click; the core decides what it means (or that it is not ours)."""
         try:
@@ -251,28 +259,40 @@ class CommandDesk:
             progress = await self.stats_of(who, None)
             progress.ephemeral = True
             return Outcome(progress)
+        if action is not None and action.verb is Verb.MOCK:
+            return Outcome(await self.services.mocks.press(who, action))
+        if action is not None and action.verb is Verb.JOIN:
+            return Outcome(await self.services.group_mocks.join(who, action.post_id, replies.Words()))
+        if action is not None and action.verb is Verb.HOME:
+            return await self.services.home.press(who, action)
+        if action is not None and action.verb is Verb.FLAG:
+            return Outcome(await self.services.reports.press(who, action.post_id, action.arg))
         if action is not None and action.verb is Verb.TAKE:
-            item = await self.weekly.item_of(action.post_id)
+            item = await self.services.weekly.item_of(action.post_id)
             if item is None:
                 return Outcome(replies.notice(WEEKLY_NONE))
             words = replies.Words()  # a button carries no platform words; both use these names
             how = SUBMIT_HOW.format(submit=words.command("submit"), challenge=words.command("challenge"))
-            return Outcome(await self.challenges.open_id(who, item, how))
-        return await self.drill.handle_action(who, action_id)
+            return Outcome(await self.services.challenges.open_id(who, item, how))
+        return await self.services.drill.handle_action(who, action_id)
 
     def command(self, name: str) -> Command | None:
         return self.catalogue.find(name)
 
+    async def track_choices(self, who: Who, prefix: str = "") -> list[tuple[str, str]]:
+        """The built-in tracks and ``who``'s community's, for the track option's autocomplete."""
+        return await self.services.mocks.track_choices(who, prefix)
+
     def topic_choices(self, prefix: str = "") -> list[tuple[str, str]]:
         """Topics that have questions, for autocomplete and the playground's list."""
-        return self.drill.topic_choices(prefix)
+        return self.services.drill.topic_choices(prefix)
 
     # ---- /run ------------------------------------------------------------------------------
     async def run_code(self, caller: Caller, code: str, channel: AckChannel) -> Message | None:
         """Check, acknowledge publicly, submit. Returns what to tell the member privately."""
-        desk = self.runner.desk()
+        desk = self.services.runner.desk()
         if desk is None:
-            return replies.notice(self.runner.unavailable())
+            return replies.notice(self.services.runner.unavailable())
         if caller.where is None:
             return replies.in_channel_only(caller.words, "run")
         code = clean_code(code)
@@ -284,7 +304,8 @@ class CommandDesk:
         if ref is None:
             return replies.notice(replies.NOT_IN_CHANNEL.format(invite=caller.words.invite))
         try:
-            status = await desk.submit(caller.who, caller.where, code, thread_of=ref)
+            status = await desk.submit(caller.who, caller.where, code, thread_of=ref,
+                                       cancel_with=caller.words.command("run cancel"))
         except Exception:
             log.exception("/run submission failed")
             status = replies.notice(replies.SORRY)
@@ -295,12 +316,29 @@ class CommandDesk:
         await channel.edit(ref, ack, status)
         return None
 
+    async def _run(self, caller: Caller, r: Request) -> Message:
+        """``/run cancel`` (the code itself comes through ``run_code``, from a code box)."""
+        desk = self.services.runner.desk()
+        if desk is None:
+            return replies.notice(self.services.runner.unavailable())
+        # cancel is its only action: code never reaches here (Command.takes_words)
+        job_id = await desk.cancel(caller.who)
+        if job_id is None:
+            return replies.notice(replies.NOTHING_TO_CANCEL)
+        return replies.notice(replies.RUN_CANCELLED.format(job_id=job_id))
+
+    def question_form(self, caller: Caller, text: str) -> dict[str, str] | Message:
+        """"Ask as a question" on a message: the /suggest form's first values, for admins."""
+        if not caller.is_admin:
+            return replies.notice(f"Only {caller.words.admins} can use “Ask as a question”.")
+        return self.refusal_of(caller, ("suggest",)) or draft_from_message(text)
+
     # ---- code boxes: /run and /submit ----------------------------------------------------
     async def code_form(self, caller: Caller, command: str) -> CodeForm | Message:
         """The box to open for a code_input command, or why not (no open challenge)."""
         if command != "submit":
             return CodeForm("Run a PyTorch snippet", "Run")
-        challenge = await self.challenges.current(caller.who)
+        challenge = await self.services.challenges.current(caller.who)
         if challenge is None:
             return replies.notice(f"You have no open challenge. Start one with "
                                   f"{caller.words.command('challenge')}.")
@@ -315,24 +353,24 @@ class CommandDesk:
     # ---- /challenge submissions -----------------------------------------------------------
     def attach_runs(self, desk: RunDesk) -> None:
         """Judged results go to the challenge desk, also those delivered right at start-up."""
-        desk.handlers.setdefault(CHALLENGE_KIND, lambda r: self.challenges.deliver(r, desk.publisher))
+        desk.handlers.setdefault(CHALLENGE_KIND, lambda r: self.services.challenges.deliver(r, desk.publisher))
 
     async def submit_challenge(self, caller: Caller, code: str, channel: AckChannel) -> Message | None:
         """Like run_code: check, acknowledge publicly (the code is not shown), submit the
         judging job; the verdict lands in the acknowledgement's thread."""
-        desk = self.runner.desk()
+        desk = self.services.runner.desk()
         if desk is None:
-            return replies.notice(self.runner.unavailable())
+            return replies.notice(self.services.runner.unavailable())
         if caller.where is None:
             return replies.in_channel_only(caller.words, "submit")
         self.attach_runs(desk)
-        refusal = self.challenges.precheck(clean_code(code))
-        if refusal is None and await self.challenges.current(caller.who) is None:
+        refusal = self.services.challenges.precheck(clean_code(code))
+        if refusal is None and await self.services.challenges.current(caller.who) is None:
             refusal = replies.notice(f"You have no open challenge. Start one with "
                                      f"{caller.words.command('challenge')}.")
         if refusal is not None:
             return refusal
-        challenge = await self.challenges.current(caller.who)
+        challenge = await self.services.challenges.current(caller.who)
         assert challenge is not None
         name = caller.who.display_name or caller.who.user_id
         ack = Message(title=f"🧩 {name} submitted a solution to {challenge.title}")
@@ -340,8 +378,9 @@ class CommandDesk:
         if ref is None:
             return replies.notice(replies.NOT_IN_CHANNEL.format(invite=caller.words.invite))
         try:
-            status = await self.challenges.submit(desk.runner, caller.who, caller.where, code, thread_of=ref,
-                                                  open_how=caller.words.command("challenge"))
+            status = await self.services.challenges.submit(desk.runner, caller.who, caller.where, code, thread_of=ref,
+                                                  open_how=caller.words.command("challenge"),
+                                                  cancel_with=caller.words.command("run cancel"))
         except Exception:
             log.exception("/challenge submission failed")
             status = replies.notice(replies.SORRY)
@@ -356,156 +395,202 @@ class CommandDesk:
     async def _challenge(self, caller: Caller, r: Request) -> Message:
         action, who = r.values["action"], caller.who
         if action == "hint":
-            return await self.challenges.hint(who, caller.words.command("challenge"))
+            return await self.services.challenges.hint(who, caller.words.command("challenge"))
         if action == "board":
-            return await self.challenges.board(who.platform, who.workspace, caller.words.workspace)
+            return await self.services.challenges.board(who.platform, who.workspace, caller.words.workspace)
         if action == "mine":
-            return await self.challenges.mine(who)
+            return await self.services.challenges.mine(who)
         how = SUBMIT_HOW.format(submit=caller.words.command("submit"),
                                 challenge=caller.words.command("challenge"))
         if action == "week":
-            item = await self.weekly.current_item(caller.where)
+            item = None if caller.where is None else await self.services.weekly.current_item(caller.where)
             if item is None:
                 return replies.notice(WEEKLY_NONE)
-            return await self.challenges.open_id(who, item, how)
-        return await self.challenges.open(
-            who, r.values["topic"], r.values["difficulty"], how)  # type: ignore[arg-type]
+            return await self.services.challenges.open_id(who, item, how)
+        return await self.services.challenges.open(who, r.get("topic", str), r.get("difficulty", int), how)
+
+    async def _mock(self, caller: Caller, r: Request) -> Message:
+        action = r.get("action", str)
+        if action in ("schedule", "cancel"):
+            assert caller.where is not None  # _choice_refusal: in a channel
+            if action == "cancel":
+                return await self.services.group_mocks.cancel(caller.where, r.get("id", int), caller.words)
+            return await self.services.group_mocks.schedule(
+                caller.who, caller.where, day=r.get("day", str), at=r.get("at", str),
+                timezone=r.get("timezone", str), track_word=r.get("track", str),
+                minutes=r.need("minutes", int), words=caller.words)
+        return await self.services.mocks.command(caller.who, r.get("action", str), r.get("track", str),
+                                        r.need("minutes", int), r.get("text", str), caller.words,
+                                        r.get("day", str))
 
     async def _quiz(self, caller: Caller, r: Request) -> Message:
-        v = r.values
-        return await self.drill.practice.quiz(
-            caller.who, topic=v["topic"], count=v["count"], difficulty=v["difficulty"],  # type: ignore[arg-type]
-            source=v["banks"],  # type: ignore[arg-type]
+        return await self.services.drill.practice.quiz(
+            caller.who, topic=r.get("topic", str), count=r.need("count", int),
+            difficulty=r.get("difficulty", int), source=r.get("banks", str),
         )
 
     # ---- /bank and /suggest --------------------------------------------------------------
     async def _bank_upload(self, caller: Caller, r: Request) -> Message:
-        return await self.banks.upload(caller.who, r.values["file"])  # type: ignore[arg-type]
+        upload = r.need("file", Upload)
+        if self.services.mocks.is_tracks_file(upload):  # a community's /mock tracks, beside its banks
+            return await self.services.mocks.upload_tracks(caller.who, upload)
+        return await self.services.banks.upload(caller.who, upload)
 
     async def _bank_list(self, caller: Caller, r: Request) -> Message:
-        return await self.banks.list(caller.who, caller.words.workspace)
+        return await self.services.banks.list(caller.who, caller.words.workspace)
 
     async def _bank_show(self, caller: Caller, r: Request) -> Message:
-        return await self.banks.show(caller.who, str(r.values["bank"]))
+        return await self.services.banks.show(caller.who, str(r.values["bank"]))
 
     async def _bank_disable(self, caller: Caller, r: Request) -> Message:
-        return await self.banks.set_enabled(caller.who, str(r.values["bank"]), False)
+        return await self.services.banks.set_enabled(caller.who, str(r.values["bank"]), False)
 
     async def _bank_enable(self, caller: Caller, r: Request) -> Message:
-        return await self.banks.set_enabled(caller.who, str(r.values["bank"]), True)
+        return await self.services.banks.set_enabled(caller.who, str(r.values["bank"]), True)
 
     async def _bank_export(self, caller: Caller, r: Request) -> Message:
-        return await self.banks.export(caller.who, str(r.values["bank"]))
+        return await self.services.banks.export(caller.who, str(r.values["bank"]))
+
+    async def _bank_quality(self, caller: Caller, r: Request) -> Message:
+        bank, topic = r.values["bank"], r.values["topic"]
+        return await self.services.quality.report(caller.who, None if bank is None else str(bank),
+                                         None if topic is None else str(topic))
 
     async def _bank_import(self, caller: Caller, r: Request) -> Message:
-        return self.banks.draft(r.values["file"], str(r.values["format"]))  # type: ignore[arg-type]
+        return self.services.banks.draft(r.need("file", Upload), r.need("format", str))
 
     async def _bank_check(self, caller: Caller, r: Request) -> Message:
         """An admin checks a community snippet through /run: same sandbox, same limits."""
         assert caller.where is not None
-        found = await self.banks.snippet(caller.who, str(r.values["question"]))
+        found = await self.services.banks.snippet(caller.who, str(r.values["question"]))
         if isinstance(found, Message):
             return found
-        private = await self.run_code(caller, found, PublishedAck(self.publisher, caller.where))
+        private = await self.run_code(caller, found, PublishedAck(self.services.publisher, caller.where))
         if private is not None:
             return private
         return replies.notice(f"Running the snippet of {r.values['question']}; the output lands in the thread.")
 
     async def _bank_review(self, caller: Caller, r: Request) -> Message:
-        v, review = r.values, caller.words.command("bank") + " review"
-        if v["action"] == "next":
-            return await self.banks.review_next(caller.who)
-        if v["id"] is None:
-            return replies.notice(f"Name the suggestion: {review} {v['action']} id:N")
-        tell = partial(tell_privately, self.publisher)
-        if v["action"] == "approve":
-            return await self.banks.approve(caller.who, int(v["id"]), v["bank"], tell)  # type: ignore[call-overload]
-        return await self.banks.reject(caller.who, int(v["id"]), v["reason"], tell)  # type: ignore[call-overload, arg-type]
+        action, number = r.need("action", str), r.get("id", int)
+        review = caller.words.command("bank") + " review"
+        if action in ("next", "reports"):
+            # reports wait beside suggestions: next shows them once no suggestion is pending
+            if action == "reports" or (await self.services.banks.pending_count(caller.who) == 0
+                                       and await self.services.reports.waiting(caller.who) > 0):
+                return await self.services.reports.review_next(caller.who)
+            return await self.services.banks.review_next(caller.who)
+        if number is None:
+            return replies.notice(f"Name the suggestion: {review} {action} id:N")
+        tell = partial(tell_privately, self.services.publisher)
+        if action == "retire":
+            return await self.services.reports.retire(caller.who, number)
+        if action == "dismiss":
+            return await self.services.reports.dismiss(caller.who, number)
+        if action == "approve":
+            return await self.services.banks.approve(caller.who, number, r.get("bank", str), tell)
+        return await self.services.banks.reject(caller.who, number, r.get("reason", str), tell)
+
+    async def _report(self, caller: Caller, r: Request) -> Message:
+        return await self.services.reports.report(caller.who, r.need("post", int), r.need("reason", str),
+                                         r.get("note", str))
 
     async def _suggest(self, caller: Caller, r: Request) -> Message:
-        v = r.values
-        return await self.banks.suggest(
-            caller.who, prompt=str(v["prompt"]), choices=str(v["choices"]), explanation=str(v["explanation"]),
-            topic=str(v["topic"]), difficulty=int(v["difficulty"]),  # type: ignore[call-overload]
+        return await self.services.banks.suggest(
+            caller.who, prompt=r.need("prompt", str), choices=r.need("choices", str),
+            explanation=r.need("explanation", str), topic=r.need("topic", str),
+            difficulty=r.need("difficulty", int),
         )
 
     async def _review(self, caller: Caller, r: Request) -> Message:
-        return await self.drill.practice.review(caller.who, count=r.values["count"])  # type: ignore[arg-type]
+        if r.get("action", str) == "export":
+            return await self.services.drill.practice.anki_export(caller.who)
+        return await self.services.drill.practice.review(caller.who, count=r.need("count", int))
 
     async def _round(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        count, seconds = int(r.values["count"]), int(r.values["seconds"])  # type: ignore[call-overload]
-        started = await self.drill.rounds.start(
-            caller.where, caller.who, count=count, seconds=seconds, topic=r.values["topic"],  # type: ignore[arg-type]
+        count, seconds = r.need("count", int), r.need("seconds", int)
+        started = await self.services.drill.rounds.start(
+            caller.where, caller.who, count=count, seconds=seconds, topic=r.get("topic", str),
         )
         if isinstance(started, Message):
             return started
-        self.tasks.spawn(self.drill.rounds.play(started, caller.where, self.publisher), f"round {started}")
+        self.tasks.spawn(self.services.drill.rounds.play(started, caller.where, self.services.publisher), f"round {started}")
         return replies.round_started(count, seconds)
 
     async def _stats(self, caller: Caller, r: Request) -> Message:
-        return await self.stats_of(caller.who, caller.where)
+        return await self.stats_of(caller.who, caller.where, caller.words)
 
-    async def stats_of(self, who: Who, where: Where | None) -> Message:
+    async def stats_of(self, who: Who, where: Where | None, words: replies.Words | None = None) -> Message:
         """/stats, and the "My progress" button under a weekly digest."""
-        message = await self.drill.practice.stats(who, where)
-        solved = await self.challenges.solved_by_topic(who)
+        message = await self.services.drill.practice.stats(who, where)
+        solved = await self.services.challenges.solved_by_topic(who)
         if solved:
             message.text("🧩 Challenges solved: " + ", ".join(
                 f"{TOPICS.get(t, t)} {n}" for t, n in sorted(solved.items())))
+        await self.services.mocks.stats_part(who, message, words)
         return message
 
     async def _leaderboard(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        v = r.values
-        return await self.drill.boards.leaderboard(
-            caller.who, caller.where, scope=v["scope"], period=v["period"], group=v["group"],  # type: ignore[arg-type]
-            workspace_word=caller.words.workspace, chart=bool(v["chart"]),
+        return await self.services.drill.boards.leaderboard(
+            caller.who, caller.where, scope=r.get("scope", str), period=r.get("period", str),
+            group=r.get("group", str), workspace_word=caller.words.workspace,
+            chart=r.need("chart", bool),
         )
 
     async def _group(self, caller: Caller, r: Request) -> Message:
-        action, name = r.values["action"], r.values["name"]
+        action, name = r.need("action", str), r.get("name", str)
         if action == "stats":
             if not name:
                 return replies.notice(f"{caller.words.command('group')} stats needs a group name.")
             assert caller.where is not None
-            return await self.drill.boards.group_stats(caller.who, caller.where, str(name))
-        return await self.drill.boards.group(caller.who, action, name)  # type: ignore[arg-type]
+            return await self.services.drill.boards.group_stats(caller.who, caller.where, name)
+        return await self.services.drill.boards.group(caller.who, action, name)
 
     async def _daily_schedule(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        v = r.values
-        return await self.daily.set_schedule(
-            caller.where, at=v["time"], timezone=v["timezone"], weekdays=v["weekdays"],  # type: ignore[arg-type]
-            topic=v["topic"], reveal_after_hours=v["reveal_after_hours"],  # type: ignore[arg-type]
-            source=v["banks"],  # type: ignore[arg-type]
+        return await self.services.daily.set_schedule(
+            caller.where, at=r.need("time", str), timezone=r.need("timezone", str),
+            weekdays=r.get("weekdays", str), topic=r.get("topic", str),
+            reveal_after_hours=r.get("reveal_after_hours", float), source=r.get("banks", str),
         )
 
     async def _daily_pause(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        return await self.daily.set_paused(caller.where, True)
+        return await self.services.daily.set_paused(caller.where, True)
 
     async def _daily_resume(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        return await self.daily.set_paused(caller.where, False)
+        return await self.services.daily.set_paused(caller.where, False)
 
     async def _daily_now(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        return await self.daily.post_now(caller.where)
+        return await self.services.daily.post_now(caller.where)
 
     async def _daily_status(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        return await self.daily.status(caller.where)
+        return await self.services.daily.status(caller.where)
+
+    async def _daily_rewards(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        return await self.services.daily.rewards(caller.where, caller.who.user_id, r.need("action", str),
+                                        r.get("streak", int), r.get("role", str),
+                                        solved=r.get("solved", int), readiness=r.get("readiness", int),
+                                        topic=r.get("topic", str))
+
+    async def _daily_streak(self, caller: Caller, r: Request) -> Message:
+        assert caller.where is not None
+        return await self.services.daily.streak_mode(caller.where, r.get("mode", str), r.get("per_week", int))
 
     async def _daily_challenge(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        return await self.weekly.set_weekly(caller.where, WeeklyKind.CHALLENGE, r.values["day"],  # type: ignore[arg-type]
-                                            r.values["time"])  # type: ignore[arg-type]
+        return await self.services.weekly.set_weekly(caller.where, WeeklyKind.CHALLENGE, r.need("day", str),
+                                            r.get("time", str))
 
     async def _daily_digest(self, caller: Caller, r: Request) -> Message:
         assert caller.where is not None
-        return await self.weekly.set_weekly(caller.where, WeeklyKind.DIGEST, r.values["day"],  # type: ignore[arg-type]
-                                            r.values["time"])  # type: ignore[arg-type]
+        return await self.services.weekly.set_weekly(caller.where, WeeklyKind.DIGEST, r.need("day", str),
+                                            r.get("time", str))
 
     async def _help(self, caller: Caller, r: Request) -> Message:
         return help_message(caller.words, self.catalogue)

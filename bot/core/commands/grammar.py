@@ -2,8 +2,14 @@
 
 Members write options positionally (``/quiz autograd 5``) or by name (``count:5``,
 ``count=5``, ``group:"Night Owls"``). Numbers fill numeric options in order, other words the
-first option that accepts them; a free-text option takes the rest. Every value is then
-validated against the catalogue, so a bad one gets a message naming the option.
+first option that accepts them: a choice its values, a topic a known topic, a true/false
+option its own name as a flag (``/leaderboard week chart``); a free-text option takes the
+rest. A word never slips past an open choice that has a default (a command's action, e.g.
+``/group``'s) into a later free-text option: ``/group frobnicate x`` is an unknown action, not
+a group called "frobnicate x". Choices without a default may be skipped
+(``/leaderboard Night Owls`` is a group's board).
+Every value is then validated against the catalogue, so a bad one gets a message naming the
+option.
 """
 
 from __future__ import annotations
@@ -12,15 +18,20 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from bot.core.commands.catalogue import Command, Option, OptionType
-from bot.core.model.messages import Upload
-from bot.core.model.topics import UnknownTopicError, normalize_topic
+from bot.core.domain.messages import Upload
+from bot.core.domain.topics import UnknownTopicError, normalize_topic
 
 _NAMED = re.compile(r"^([a-z_]+)[:=](.*)$", re.DOTALL)
 TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
 _NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)$")
+_TRACK_WORD = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+
+
+T = TypeVar("T")
 
 
 class OptionError(ValueError):
@@ -39,6 +50,21 @@ class Request:
     def key(self) -> str:
         return " ".join(self.path)
 
+    def get(self, name: str, kind: type[T]) -> T | None:
+        """An option's value as the catalogue types it (None: left out, no default). A handler
+        asking for another type than the catalogue declares is a bug, not bad input."""
+        value = self.values[name]
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"option {name} holds {type(value).__name__}, not {kind.__name__}")
+        return value
+
+    def need(self, name: str, kind: type[T]) -> T:
+        """The value of an option that is required or has a default."""
+        value = self.get(name, kind)
+        if value is None:
+            raise TypeError(f"option {name} has neither a value nor a default")
+        return value
+
 
 def _choice_value(option: Option, word: str) -> str | None:
     wanted = word.strip().lower()
@@ -48,10 +74,28 @@ def _choice_value(option: Option, word: str) -> str | None:
     return None
 
 
+def _is_flag(option: Option, word: str) -> bool:
+    """``chart`` written alone means ``chart:true``."""
+    return option.type is OptionType.BOOL and word.strip().lower() in (option.name, *option.aliases)
+
+
 def _accepts(option: Option, word: str) -> bool:
     if option.type is OptionType.CHOICE:
         return _choice_value(option, word) is not None
-    return not option.numeric and option.type is not OptionType.BOOL
+    if option.type is OptionType.BOOL:
+        return _is_flag(option, word)
+    if option.type is OptionType.TOPIC:
+        try:
+            normalize_topic(word)
+        except UnknownTopicError:
+            return False
+        return True
+    if option.type is OptionType.TRACK:  # which tracks exist is the community's: the core checks
+        return _TRACK_WORD.match(word.strip().lower()) is not None
+    return not option.numeric
+
+
+_FREE_TEXT = (OptionType.TEXT, OptionType.WORD)
 
 
 def validate_value(option: Option, raw: object) -> object:
@@ -87,6 +131,10 @@ def validate_value(option: Option, raw: object) -> object:
             value = normalize_topic(str(raw))
         except UnknownTopicError as exc:
             raise OptionError(str(exc)) from None
+    elif option.type is OptionType.TRACK:
+        value = str(raw).strip().lower()
+        if not _TRACK_WORD.match(value):
+            raise OptionError(f"{name} is a track's name, e.g. ml (got {raw!r})")
     elif option.type is OptionType.FILE:
         if not isinstance(raw, Upload):
             raise OptionError(f"{name}: attach a file")
@@ -100,7 +148,8 @@ def validate_value(option: Option, raw: object) -> object:
         if option.max_length is not None and len(str(value)) > option.max_length:
             raise OptionError(f"{name} is too long ({len(str(value))} characters; at most {option.max_length})")
     if option.numeric and (option.minimum is not None or option.maximum is not None):
-        number = float(value)  # type: ignore[arg-type]
+        assert isinstance(value, int | float)  # a numeric option's value was parsed above
+        number = float(value)
         low, high = option.minimum, option.maximum
         if (low is not None and number < low) or (high is not None and number > high):
             raise OptionError(f"{name} must be between {_fmt(low)} and {_fmt(high)} (got {_fmt(number)})")
@@ -128,16 +177,18 @@ def validate(command: Command, raw: dict[str, object], path: tuple[str, ...]) ->
     if unknown:
         raise OptionError(f"/{' '.join(path)} has no option {sorted(unknown)[0]!r}")
     for option in command.options:
-        if option.only_with and values[option.name] is not None:
+        if option.only_with and raw.get(option.name) is not None:
             other, wanted = option.only_with
-            if values[other] not in (None, wanted):
-                raise OptionError(f"{option.name} goes with {other} {wanted} (got {other} {values[other]})")
+            if values[other] not in (None, *wanted):
+                raise OptionError(f"{option.name} goes with {other} {' or '.join(wanted)} "
+                                  f"(got {other} {values[other]})")
     return Request(command, path, values)
 
 
 def resolve(root: Command, words: list[str]) -> tuple[Command, tuple[str, ...], list[str]]:
     """Walk sub-commands: ``daily schedule 09:00`` → (schedule, ("daily", "schedule"), rest)."""
-    command, path = root, (root.name,)
+    command: Command = root
+    path: tuple[str, ...] = (root.name,)
     while command.subcommands:
         names = [s.name for s in command.subcommands]
         if not words or words[0].lower() not in names:
@@ -156,7 +207,9 @@ def parse(root: Command, text: str, open_file: FileOpener | None = None) -> Requ
     try:
         words = shlex.split(text or "")
     except ValueError as exc:
-        raise OptionError(f"could not read the arguments ({exc}); check the quotes") from None
+        if not _takes_free_text(root):
+            raise OptionError(f"could not read the arguments ({exc}); check the quotes") from None
+        words = (text or "").split()  # free text with an apostrophe ("it's a view"): as typed
     command, path, words = resolve(root, words)
     named: dict[str, object] = {}
     positional: list[str] = []
@@ -177,6 +230,11 @@ def parse(root: Command, text: str, open_file: FileOpener | None = None) -> Requ
     return validate(command, named, path)
 
 
+def _takes_free_text(command: Command) -> bool:
+    return any(o.type is OptionType.TEXT for o in command.options) or any(
+        _takes_free_text(sub) for sub in command.subcommands)
+
+
 def _option_named(command: Command, name: str) -> Option | None:
     try:
         return command.option(name)
@@ -189,7 +247,7 @@ def _assign_positional(command: Command, words: list[str], named: dict[str, obje
         if opt.only_with is not None:
             other, wanted = opt.only_with
             given = named.get(other)
-            if given is not None and _choice_value(command.option(other), str(given)) != wanted:
+            if given is not None and _choice_value(command.option(other), str(given)) not in wanted:
                 return False
         return opt.name not in named
 
@@ -205,27 +263,40 @@ def _assign_positional(command: Command, words: list[str], named: dict[str, obje
             named[target.name] = word
             i += 1
             continue
-        target = next((o for o in command.options if free(o) and _accepts(o, word)), None)
+        flag = next((o for o in command.options if free(o) and _is_flag(o, word)), None)
+        target = flag or next((o for o in command.options if free(o) and _accepts(o, word)), None)
+        open_choice = next((o for o in command.options if free(o) and o.type is OptionType.CHOICE
+                            and o.default is not None), None)
+        if target is not None and target.type in _FREE_TEXT and open_choice is not None \
+                and command.options.index(open_choice) < command.options.index(target):
+            validate_value(open_choice, word)  # e.g. `group frobnicate x`: an unknown action
         if target is None:
             extra = " ".join(words[i:])
-            skipped = next((o for o in command.options if free(o) and o.type is OptionType.CHOICE), None)
+            skipped = next((o for o in command.options if free(o)
+                            and o.type in (OptionType.CHOICE, OptionType.TOPIC)), None)
             if skipped is not None:  # e.g. `leaderboard channel year`: say which values work
                 validate_value(skipped, word)
             if not command.options:
                 raise OptionError(f"/{command.name} takes no arguments (got {extra!r})")
             raise OptionError(f"unexpected argument {extra!r}")
+        if target.type is OptionType.BOOL:
+            named[target.name] = TRUE_WORDS[0]
+            i += 1
+            continue
         if target.type is OptionType.TEXT:
             rest = words[i:]
             while len(rest) > 1:  # a trailing choice, e.g. `group Night Owls month`
                 tail = next(
                     (o for o in command.options
-                     if free(o) and o is not target and o.type is OptionType.CHOICE
+                     if free(o) and o is not target and o.type in (OptionType.CHOICE, OptionType.BOOL)
                      and _accepts(o, rest[-1])),
                     None,
                 )
                 if tail is None:
                     break
-                named[tail.name] = rest.pop()
+                named[tail.name] = TRUE_WORDS[0] if tail.type is OptionType.BOOL else rest.pop()
+                if tail.type is OptionType.BOOL:
+                    rest.pop()
             named[target.name] = " ".join(rest)
             return
         named[target.name] = word

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bot.core.commands.catalogue import COMMANDS, Catalogue
 from bot.core.commands.replies import Words
-from bot.core.model.messages import Message
-from bot.core.model.topics import TOPICS
+from bot.core.domain.messages import Message
+from bot.core.domain.topics import TOPICS
 
 
 def help_lines(words: Words, catalogue: Catalogue = COMMANDS) -> list[str]:
@@ -36,7 +36,8 @@ PLAYGROUND_COMMANDS = (
     ("show, again / hard / good / easy", "flashcards: show the answer, then grade yourself"),
     ("next, stop", "move on in a quiz or review, or end it"),
     ("topics", "the topics you can quiz on"),
-    ("run", "run a snippet: paste lines, end with a line holding just '.'"),
+    ("run", "run a snippet: paste lines (blank ones too), end with a line holding just '.' or Ctrl-D; "
+            "Ctrl-C cancels the paste"),
     ("submit", "your solution to the open `challenge`, pasted like `run`; judged in the sandbox"),
     ("help, quit", "this list; leave (Ctrl-D works too)"),
 )

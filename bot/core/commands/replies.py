@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.core import render
-from bot.core.model.messages import Message, truncate
+from bot.core.domain.messages import Message, truncate
+from bot.core.render import notices
 
 SORRY = "Something went wrong on my side; please try again in a moment."
 UNKNOWN_BUTTON = "That button is not one of mine anymore."
@@ -37,7 +37,7 @@ class Words:
 
 
 def notice(text: str) -> Message:
-    return render.notice(text)
+    return notices.notice(text)
 
 
 def admin_only(words: Words, command: str) -> Message:
@@ -54,7 +54,7 @@ def unknown_command(words: Words, name: str) -> Message:
 
 def round_started(count: int, seconds: int) -> Message:
     return notice(
-        f"Round started: {render.counted(count, 'question')}, {seconds} s each. "
+        f"Round started: {notices.counted(count, 'question')}, {seconds} s each. "
         "Answer each one before its time runs out. Good luck!"
     )
 
@@ -67,11 +67,15 @@ def run_acknowledgement(requester: str, code: str, words: Words) -> Message:
 
 
 RUN_WITHDRAWN = "(This run was not started.)"
+RUN_CANCELLED = "Your job `{job_id}` is cancelled; its thread will say so."
+NOTHING_TO_CANCEL = "You have no job queued or running, so there is nothing to cancel."
 RUNNER_WARMING = "Starting the code runner (the first time takes a few seconds)…"
 NOTHING_TO_RUN = "Nothing to run."
 NO_DAILY_YET = "There is no daily question yet today. Type `today` first."
 PASTE_SOME_CODE = "Paste some code to run."
-PASTE_CODE = "Paste your code; end with a line holding just '.'"
+PASTE_CODE = ("Paste your code (blank lines are fine); end with a line holding just '.' "
+              "or Ctrl-D. Ctrl-C cancels the paste.")
+PASTE_CANCELLED = "Paste cancelled; nothing was sent."
 
 
 def no_such_key(typed: str, keys: list[str]) -> Message:

@@ -21,17 +21,18 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
-from bot.core.model.topics import TOPICS
+from bot.core.domain.topics import TOPICS
 
 SLUG_RE = r"^[a-z0-9][a-z0-9-]{1,80}$"
 Slug = Annotated[str, StringConstraints(pattern=SLUG_RE)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 DEFAULT_CONTENT_DIR = Path(__file__).resolve().parents[3] / "content"
-NOT_BANK_FILES = {"errors.yaml", "verified.yaml"}  # the error catalog; the pinned torch version
+NOT_BANK_FILES = {"errors.yaml", "verified.yaml", "tracks.yaml"}  # the error catalog; the pinned torch version; /mock tracks
 
 
 class Kind(StrEnum):
@@ -47,7 +48,41 @@ class Check(StrEnum):
     RAISES_AT = "raises_at"  # the keyed choice names the line that raises
 
 
+class Area(StrEnum):
+    """The depth areas strong interviews probe (issue 35); ``content stats`` counts each."""
+
+    DISTRIBUTED = "distributed"
+    AUTOGRAD_INTERNALS = "autograd-internals"
+    COMPILE = "compile"
+    MEMORY_PERF = "memory-perf"
+    NUMERICS = "numerics"
+
+
+class Skill(StrEnum):
+    """What a question asks of a member: recall a name or definition, reason, or read code."""
+
+    RECALL = "recall"
+    REASONING = "reasoning"
+    CODE = "code"
+
+
+class DeviceClaim(StrEnum):
+    """A question whose claim holds on that device only: CPU CI does not execute it."""
+
+    CUDA = "cuda"
+
+
+def _one_of(kind: str, enum: type[StrEnum], value: Any) -> Any:
+    """A readable error for a value outside a small fixed list (pydantic's names the enum)."""
+    if value is not None and value not in {e.value for e in enum}:
+        raise ValueError(f"unknown {kind} {value!r} (known: {', '.join(e.value for e in enum)})")
+    return value
+
+
 RUNS_CLEAN = "It runs without an error"
+# Shown after the prompt of every raises_at question: a traceback passes through several lines
+# of the snippet (a call, then the function it calls); the keyed line is the deepest of them.
+RAISES_AT_RULE = "(The answer is the deepest line of the snippet in the traceback.)"
 _LINE_CHOICE_RE = re.compile(r"^Line (\d+)\b")
 
 
@@ -154,6 +189,28 @@ class Question(BaseModel):
     twin_of: Slug | None = Field(
         default=None, description="another version of the same question; never both in a cycle"
     )
+    area: Area | None = Field(default=None, description="depth area (content stats counts them)")
+    skill: Skill | None = Field(
+        default=None, description="recall, reasoning or code; see effective_skill for the default"
+    )
+    device: DeviceClaim | None = Field(
+        default=None, description="the claim is device-specific: CPU CI skips running it"
+    )
+
+    @field_validator("area", mode="before")
+    @classmethod
+    def _known_area(cls, value: Any) -> Any:
+        return _one_of("area", Area, value)
+
+    @field_validator("skill", mode="before")
+    @classmethod
+    def _known_skill(cls, value: Any) -> Any:
+        return _one_of("skill", Skill, value)
+
+    @field_validator("device", mode="before")
+    @classmethod
+    def _known_device(cls, value: Any) -> Any:
+        return _one_of("device", DeviceClaim, value)
 
     @model_validator(mode="before")
     @classmethod
@@ -207,7 +264,7 @@ class Question(BaseModel):
         if self.kind is not Kind.MCQ:
             raise FieldError("check", "only an mcq can have an executable key")
         if len(self.code) != 1 or not self.code[0].runnable:
-            raise FieldError("code", f"check: {self.check.value} needs exactly one runnable snippet")
+            raise FieldError("code", f"check: {self.check} needs exactly one runnable snippet")
         if self.check is Check.STDOUT:
             printed = [printed_form(c) for c in self.choices]
             if len(set(printed)) != len(printed):
@@ -230,6 +287,18 @@ class Question(BaseModel):
     def shown_snippet(self) -> Snippet | None:
         """The snippet shown with the question itself (executable MCQs), not only in the answer."""
         return self.code[0] if self.check is not None and self.code else None
+
+    @property
+    def effective_skill(self) -> Skill:
+        """The declared skill, else ``code`` for an MCQ with a checked snippet, else reasoning."""
+        if self.skill is not None:
+            return self.skill
+        return Skill.CODE if self.kind is Kind.MCQ and self.check is not None else Skill.REASONING
+
+    @property
+    def cpu_runnable(self) -> bool:
+        """Whether CPU CI executes this question's snippets (device claims run on their device)."""
+        return self.device is None
 
     @property
     def answer_index(self) -> int:

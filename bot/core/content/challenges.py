@@ -8,6 +8,8 @@ problems as ``path:line: message``. The judge itself is runner/judge.py.
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bot.core.content.bank import DEFAULT_CONTENT_DIR, Problem
-from bot.core.model.topics import TOPICS
+from bot.core.domain.topics import TOPICS
 from runner.judge import JudgeSpec, forbidden_uses
 
 CHALLENGE_DIR = DEFAULT_CONTENT_DIR / "challenges"
@@ -40,7 +42,9 @@ class Challenge(BaseModel):
     call: str = ""
     grad: bool = False
     gradcheck: bool = False  # CI checks the reference's gradients with gradcheck in float64
-    forbid: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()  # Python names: refused before queueing, advice only
+    # aten overload packets (aten._softmax) the member's traced graph must not call: a verdict
+    forbid_ops: tuple[str, ...] = ()
     atol: float = Field(default=1e-5, gt=0)
     rtol: float = Field(default=1e-4, ge=0)
     hints: tuple[str, ...] = Field(min_length=1, max_length=5)
@@ -49,6 +53,9 @@ class Challenge(BaseModel):
     # Limits of this problem's judging job, stricter than /run's (a worker never loosens its own)
     time_limit_s: float | None = Field(default=None, ge=2, le=60)
     memory_mb: int | None = Field(default=None, ge=256, le=8192)
+    # Memory the member's code may add while computing one case (RLIMIT_DATA, set before it
+    # runs): how a rule such as "keep no graph alive" shows in the verdict
+    case_memory_mb: int | None = Field(default=None, ge=32, le=4096)
 
     @property
     def job_limits(self) -> dict[str, float]:
@@ -62,6 +69,14 @@ class Challenge(BaseModel):
             raise ValueError(f"unknown topic {value!r}; choose one of: {', '.join(TOPICS)}")
         return value
 
+    @field_validator("forbid_ops")
+    @classmethod
+    def _aten_packets(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [op for op in value if not re.fullmatch(r"aten\.[a-z_][a-z0-9_]*", op)]
+        if bad:
+            raise ValueError(f"forbid_ops names aten overload packets (aten._softmax), not {bad[0]!r}")
+        return value
+
     @property
     def points(self) -> int:
         return POINTS[self.difficulty]
@@ -69,7 +84,8 @@ class Challenge(BaseModel):
     @property
     def spec(self) -> JudgeSpec:
         return JudgeSpec(tests=self.tests, call=self.call, grad=self.grad, forbid=self.forbid,
-                         atol=self.atol, rtol=self.rtol)
+                         forbid_ops=self.forbid_ops, atol=self.atol, rtol=self.rtol,
+                         case_memory_mb=self.case_memory_mb)
 
     def code_problems(self) -> list[str]:
         """What the schema cannot see: code that does not parse, a missing entry point."""
@@ -152,6 +168,12 @@ def load_challenges(directory: Path | None = None) -> ChallengeBank:
         if challenge is not None:
             bank.challenges.append(challenge)
     return bank
+
+
+@functools.cache
+def shipped_challenges() -> ChallengeBank:
+    """The shipped bank, read once per process and shared by every desk that needs it."""
+    return load_challenges()
 
 
 def check_challenges(content_dir: Path) -> list[Problem]:

@@ -23,7 +23,7 @@ import yaml
 
 from bot.core.content.bank import Bank, Kind, Library, Problem, Question, parse_bank
 from bot.core.content.lint import bank_problems, question_problems
-from bot.core.model.topics import UnknownTopicError, normalize_topic
+from bot.core.domain.topics import UnknownTopicError, normalize_topic
 
 MAX_UPLOAD_BYTES = 200_000
 MAX_QUESTIONS_PER_BANK = 200
@@ -99,6 +99,9 @@ def _yaml_shape_problem(text: str) -> str | None:
     return None
 
 
+yaml_shape_problem = _yaml_shape_problem  # an uploaded tracks file is checked the same way
+
+
 class _TooBig(Exception):
     pass
 
@@ -107,8 +110,10 @@ def too_big(size: int) -> str:
     return f"The file is {size:,} bytes; an upload may be at most {MAX_UPLOAD_BYTES:,}."
 
 
-def check_bank_text(data: bytes | str, filename: str, builtin: Library) -> Checked:
-    """Every problem of an uploaded bank, as ``line N: problem`` lines."""
+def check_bank_text(data: bytes | str, filename: str, builtin: Library, *,
+                    strict_why_not: bool = False) -> Checked:
+    """Every problem of an uploaded bank, as ``line N: problem`` lines. An uploaded bank may
+    lack why-nots (a warning: banks written before them still load); a suggestion may not."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if len(raw) > MAX_UPLOAD_BYTES:
         return Checked(None, [f"line 1: {too_big(len(raw))}"])
@@ -132,7 +137,7 @@ def check_bank_text(data: bytes | str, filename: str, builtin: Library) -> Check
         problems.append(Problem(bank.path, bank.header_line, "the bank has no questions"))
     for q in bank.questions:
         problems.extend(_field_problems(bank, q, builtin))
-        problems.extend(question_problems(bank, q))
+        problems.extend(question_problems(bank, q, strict_why_not=strict_why_not))
     problems.extend(bank_problems(bank))
     errors = [_line(p) for p in problems if not p.warning]
     warnings = [_line(p) for p in problems if p.warning]
@@ -233,6 +238,26 @@ def load_question(data: str) -> Question:
 
 # ---- suggestions ---------------------------------------------------------------------------
 
+_CHOICE_LINE = re.compile(r"^\s*(?:[A-Da-d][).:]|[-*•]|[1-9][).])\s+(\S.*)$")
+PROMPT_MAX, CHOICES_MAX = 150, 1500  # /suggest's prompt and choices boxes
+
+
+def draft_from_message(text: str) -> dict[str, str]:
+    """"Ask as a question": a chat message as the /suggest form's first values. Lines that
+    look like choices (``A) …``, ``- …``, ``1. …``) become the choices, one per line; the rest
+    is the prompt. The admin marks the right one and writes the explanation in the form; the
+    text stays plain (a form box renders nothing) and /suggest checks it as any suggestion."""
+    prompt: list[str] = []
+    choices: list[str] = []
+    for line in text.replace("\r", "").splitlines():
+        found = _CHOICE_LINE.match(line)
+        if found:
+            choices.append(found.group(1).strip())
+        elif line.strip() and not line.strip().startswith("```"):
+            prompt.append(line.strip())
+    return {"prompt": " ".join(prompt)[:PROMPT_MAX], "choices": "\n".join(choices)[:CHOICES_MAX]}
+
+
 SUGGEST_CHOICES_HELP = ("one choice per line (or separated by ;); start the right one with *; "
                         "after each other choice write | and why it is wrong")
 
@@ -279,7 +304,7 @@ def check_suggestion(
             "explanation": explanation}
     text = yaml.safe_dump({"bank": "suggestion", "title": "Suggestion", "questions": [data]},
                           allow_unicode=True, sort_keys=False)
-    checked = check_bank_text(text, "suggestion.yaml", builtin)
+    checked = check_bank_text(text, "suggestion.yaml", builtin, strict_why_not=True)
     if not checked.ok:
         return Suggested(None, [_suggestion_error(e) for e in checked.errors])
     assert checked.bank is not None

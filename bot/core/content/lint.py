@@ -4,22 +4,35 @@ The schema (bot/core/content/bank.py) decides whether a bank can be served at al
 decide whether it is good enough to ship. ``torchdrill content check`` fails on any error and
 prints warnings; ``content stats`` reports the per-bank figures and the library targets.
 
-Decisions (documented here, tested in tests/test_content_rules.py):
+Decisions (documented here, tested in tests/content/test_content_rules.py):
 - Balance rules are errors for a bank with at least ``BALANCE_MIN_MCQS`` MCQs; for a smaller
   bank a share is noise, so they are warnings.
 - Absolute words ("only", "never", …) in a distractor but not in its key are a warning on that
   MCQ, and an error for the bank when more than ``ABSOLUTE_MAX_SHARE`` of its MCQs have one.
 - Text inside backticks or code fences is code, not prose: markdown and word rules skip it.
+- A ``device: cuda`` question's runnable snippets must use CUDA: CPU behaviour verified on a
+  GPU host is still CPU behaviour (CPU autocast's op lists differ from CUDA's).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from bot.core.content.bank import Bank, Kind, Library, Problem, Question, twin_groups
-from bot.core.model.topics import TOPICS
+from bot.core.content.bank import (
+    RAISES_AT_RULE,
+    Area,
+    Bank,
+    Check,
+    Kind,
+    Library,
+    Problem,
+    Question,
+    Skill,
+    twin_groups,
+)
+from bot.core.domain.topics import TOPICS
 
 # Targets of issue 15 (per bank unless said otherwise).
 KEY_LONGEST_MAX_SHARE = 0.30  # chance is 0.25 with four choices
@@ -34,6 +47,12 @@ TARGET_MCQS = 365
 TARGET_HARD_SHARE = 0.30
 TARGET_MCQS_PER_TOPIC = 15
 TARGET_EXECUTABLE = 120
+# Issue 35's depth targets: MCQs of difficulty 2-3 per area, and at most this share of them
+# answered by recalling a name or a definition (``skill: recall``).
+AREA_TARGETS: dict[Area, int] = {Area.DISTRIBUTED: 30, Area.AUTOGRAD_INTERNALS: 25, Area.COMPILE: 25,
+                                 Area.MEMORY_PERF: 30, Area.NUMERICS: 15}
+DEPTH_DIFFICULTIES = (2, 3)
+RECALL_MAX_SHARE = 0.10
 # Platform limits a question must fit.
 PROMPT_LIMIT = 150  # Slack header block (the prompt titles flashcard answers)
 TITLE_LIMIT = 150
@@ -156,7 +175,12 @@ def _texts(question: Question) -> Iterator[tuple[tuple[str | int, ...], str, boo
     yield ("explanation",), question.explanation, True
 
 
-def question_problems(bank: Bank, question: Question) -> list[Problem]:
+WHY_NOT_LENIENT = "members see no reason after a wrong pick; add a why_not under each distractor"
+
+
+def question_problems(bank: Bank, question: Question, *, strict_why_not: bool = False) -> list[Problem]:
+    """``strict_why_not``: a distractor without a why_not is an error (torchdrill's own banks);
+    else a warning, so extra and community banks written before why-nots existed still load."""
     problems = []
 
     def add(loc: tuple[str | int, ...], message: str, warning: bool = False) -> None:
@@ -170,10 +194,16 @@ def question_problems(bank: Bank, question: Question) -> list[Problem]:
     if len(question.prompt) > PROMPT_LIMIT:
         add(("prompt",), f"prompt is {len(question.prompt)} characters (Slack headers hold "
                          f"{PROMPT_LIMIT}); shorten it and keep the long wording as an alias")
+    if question.device is not None:
+        for index, snippet in enumerate(question.code):
+            if snippet.runnable and question.device.value not in snippet.program():
+                add(("code", index), f"device: {question.device} but snippet {index + 1} never "
+                                     f"uses {question.device}: a run would verify CPU behaviour")
     if question.kind is Kind.MCQ:
         for index, choice in enumerate(question.choices):
             if choice != question.answer and choice not in question.why_not:
-                add(("choices", index), f"distractor {choice[:40]!r} has no why_not")
+                add(("choices", index), f"distractor {choice[:40]!r} has no why_not"
+                    + ("" if strict_why_not else f" ({WHY_NOT_LENIENT})"), warning=not strict_why_not)
             if len(choice) > CHOICE_SOFT_LIMIT:
                 add(("choices", index), f"choice is {len(choice)} characters "
                                         f"(keep choices under {CHOICE_SOFT_LIMIT})", warning=True)
@@ -192,7 +222,8 @@ def _question_message_size(question: Question) -> int:
     snippet = question.shown_snippet
     code = len(snippet.code) + 14 if snippet else 0
     choices = sum(len(c) + 8 for c in question.choices)
-    return len(question.prompt) + code + choices + 8
+    rule = len(RAISES_AT_RULE) + 1 if question.check is Check.RAISES_AT else 0
+    return len(question.prompt) + rule + code + choices + 8
 
 
 def bank_problems(bank: Bank) -> list[Problem]:
@@ -244,13 +275,14 @@ def near_duplicates(library: Library) -> list[tuple[Question, Question, float]]:
     return pairs
 
 
-def lint_library(library: Library) -> list[Problem]:
-    """Every rule above over every loaded bank (schema problems are in ``library.problems``)."""
+def lint_library(library: Library, strict: Callable[[Bank], bool] = lambda _bank: True) -> list[Problem]:
+    """Every rule above over every loaded bank (schema problems are in ``library.problems``);
+    ``strict`` says which banks must give every distractor a why_not."""
     problems: list[Problem] = []
     for bank in library.banks:
         problems.extend(bank_problems(bank))
         for question in bank.questions:
-            problems.extend(question_problems(bank, question))
+            problems.extend(question_problems(bank, question, strict_why_not=strict(bank)))
     banks = {q.id: b for b in library.banks for q in b.questions}
     for a, b, score in near_duplicates(library):
         bank = banks[b.id]
@@ -291,3 +323,68 @@ def library_targets(library: Library) -> list[Target]:
                not no_cards),
         Target(f"executable MCQs >= {TARGET_EXECUTABLE}", str(executable), executable >= TARGET_EXECUTABLE),
     ]
+
+
+@dataclass(frozen=True)
+class AreaFigures:
+    """One depth area's MCQs: all of them, those at difficulty 2-3, executable, device-only."""
+
+    area: Area
+    mcqs: int
+    deep: int  # difficulty 2-3: what the target counts
+    executable: int
+    device_only: int
+    target: int
+
+    @property
+    def met(self) -> bool:
+        return self.deep >= self.target
+
+
+def _deep_mcqs(questions: Iterable[Question]) -> list[Question]:
+    return [q for q in questions if q.kind is Kind.MCQ and q.difficulty in DEPTH_DIFFICULTIES]
+
+
+def area_figures(questions: Iterable[Question]) -> list[AreaFigures]:
+    """Per area, in the order of ``Area``: the counts ``content stats`` prints."""
+    mcqs = [q for q in questions if q.kind is Kind.MCQ]
+    rows = []
+    for area in Area:
+        mine = [q for q in mcqs if q.area is area]
+        rows.append(AreaFigures(
+            area=area, mcqs=len(mine), deep=len(_deep_mcqs(mine)),
+            executable=sum(q.check is not None for q in mine),
+            device_only=sum(q.device is not None for q in mine), target=AREA_TARGETS[area]))
+    return rows
+
+
+@dataclass(frozen=True)
+class RecallFigures:
+    """How many difficulty 2-3 MCQs only ask to recall a name or definition."""
+
+    recall: int
+    deep: int
+
+    @property
+    def share(self) -> float:
+        return self.recall / self.deep if self.deep else 0.0
+
+    @property
+    def met(self) -> bool:
+        return self.share <= RECALL_MAX_SHARE
+
+
+def recall_figures(questions: Iterable[Question]) -> RecallFigures:
+    deep = _deep_mcqs(questions)
+    return RecallFigures(recall=sum(q.effective_skill is Skill.RECALL for q in deep), deep=len(deep))
+
+
+def depth_targets(library: Library) -> list[Target]:
+    """Issue 35's "done when" figures: MCQs per depth area and the share of recall."""
+    targets = [Target(f"{row.area.value} MCQs (difficulty 2-3) >= {row.target}", str(row.deep), row.met)
+               for row in area_figures(library.questions)]
+    recall = recall_figures(library.questions)
+    targets.append(Target(
+        f"skill: recall <= {RECALL_MAX_SHARE:.0%} of difficulty 2-3 MCQs",
+        f"{recall.recall} of {recall.deep} ({recall.share:.1%})", recall.met))
+    return targets

@@ -1,4 +1,5 @@
-"""Leaderboards and study groups: who scored most in a channel, workspace or group."""
+"""Leaderboards and study groups: who scored most in a channel, workspace or group. The rows
+come through ``ProgressReads`` and ``GroupStore`` (bot.core.progress.ports)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,16 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from bot.core import render
-from bot.core.model.identity import Where, Who, channel_row, member_row
-from bot.core.model.messages import Message
-from bot.core.progress import chart_data, groups, leaderboard, progress_charts
-from bot.core.progress.periods import Period, Scope, parse_enum, period_label, period_start
-from bot.core.render import progress as progress_views
-from bot.storage import progress_queries
+from bot.core.domain.identity import Where, Who, channel_row, member_row
+from bot.core.domain.messages import Message
+from bot.core.domain.periods import Period, Scope, parse_enum, period_label, period_start
+from bot.core.progress import chart_data, groups, progress_charts
+from bot.core.render.boards import board_message, group_listing
+from bot.core.render.notices import notice
 
 if TYPE_CHECKING:
-    from bot.core.play.drill import Drill
+    from bot.core.drill.ports import Basics
+    from bot.core.progress.ports import GroupStore, ProgressReads
 
 BOARD_SIZE = 10
 CHART_LINES = 5  # the top members drawn as lines under a board
@@ -23,8 +24,10 @@ GROUP_WEEKS = 8
 
 
 class Boards:
-    def __init__(self, drill: Drill) -> None:
+    def __init__(self, drill: Basics, reads: ProgressReads, groups: GroupStore) -> None:
         self.drill = drill
+        self.reads = reads
+        self.groups = groups
 
     async def leaderboard(
         self, who: Who, where: Where, *, scope: str | None = None, period: str | None = None,
@@ -35,14 +38,14 @@ class Boards:
             scope_v = parse_enum(Scope, scope or ("group" if group else None), Scope.CHANNEL)
             period_v = parse_enum(Period, period, Period.WEEK)
         except ValueError as exc:
-            return render.notice(str(exc))
+            return notice(str(exc))
         d = self.drill
         now = d.clock.now()
         async with d.db.write() as session:
             member = await member_row(session, who, d.clock)
             channel = await channel_row(session, where)
             tz = channel.timezone
-            since = period_start(period_v, now, tz)  # type: ignore[arg-type]
+            since = period_start(period_v, now, tz)
             workspace_id = None
             if scope_v is Scope.CHANNEL:
                 scope_id, label = channel.id, "this channel"
@@ -50,23 +53,23 @@ class Boards:
                 scope_id, label = member.workspace_id, f"this {workspace_word}"
             else:
                 if not group:
-                    return render.notice("Name the study group: /leaderboard scope:group group:<name>")
+                    return notice("Name the study group: /leaderboard scope:group group:<name>")
                 try:
-                    found = await groups.find(session, who.platform, who.workspace, group)
+                    found = await self.groups.find(session, who.platform, who.workspace, group)
                 except groups.GroupError as exc:
-                    return render.notice(str(exc))
+                    return notice(str(exc))
                 scope_id, label, workspace_id = found.id, f"group {found.name}", member.workspace_id
-            rows = await leaderboard.top(
-                session, scope_v, scope_id, since, limit=limit, workspace_id=workspace_id  # type: ignore[arg-type]
+            rows = await self.reads.top(
+                session, scope_v, scope_id, since, limit=limit, workspace_id=workspace_id
             )
-            mine = await leaderboard.rank_of(
-                session, scope_v, scope_id, since, member.id, workspace_id=workspace_id  # type: ignore[arg-type]
+            mine = await self.reads.rank_of(
+                session, scope_v, scope_id, since, member.id, workspace_id=workspace_id
             )
-            title = f"Leaderboard · {label} · {period_label(period_v, now, tz)}"  # type: ignore[arg-type]
+            title = f"Leaderboard · {label} · {period_label(period_v, now, tz)}"
             lines = None
             if chart and rows:
                 top = list(rows)[:CHART_LINES]
-                events = await progress_queries.settled_points(
+                events = await self.reads.settled_points(
                     session, [r.member_id for r in top], since,
                     channel_id=scope_id if scope_v is Scope.CHANNEL else None,
                     workspace_id=member.workspace_id if scope_v is not Scope.CHANNEL else None,
@@ -77,7 +80,7 @@ class Boards:
                     ((names[m], t, p) for m, t, p in events), start,
                     now.astimezone(ZoneInfo(tz)).date(), tz, [r.name for r in top],
                 )
-        message = progress_views.board_message(title, rows, mine, limit)
+        message = board_message(title, rows, mine, limit)
         if lines is not None:
             board = chart_data.BoardChart(title, lines)
             message.text(board.alt_text())
@@ -89,14 +92,14 @@ class Boards:
         d = self.drill
         now = d.clock.now()
         async with d.db.write() as session:
-            found = await groups.find(session, who.platform, who.workspace, name)
+            found = await self.groups.find(session, who.platform, who.workspace, name)
             channel = await channel_row(session, where)
-            members = await progress_queries.group_members(session, found.id)
+            members = await self.reads.group_members(session, found.id)
             ids = [m for m, _ in members]
-            mine = await progress_queries.topic_accuracy(session, member_ids=ids) if ids else {}
-            theirs = await progress_queries.topic_accuracy(session, channel_id=channel.id)
+            mine = await self.reads.topic_accuracy(session, member_ids=ids) if ids else {}
+            theirs = await self.reads.topic_accuracy(session, channel_id=channel.id)
             since = now - timedelta(weeks=GROUP_WEEKS)
-            times = await progress_queries.answer_times(session, ids, since) if ids else []
+            times = await self.reads.answer_times(session, ids, since) if ids else []
             tz = channel.timezone
         topics = tuple((t, mine.get(t), theirs.get(t)) for t in sorted(set(mine) | set(theirs)))
         weekly = tuple(
@@ -116,22 +119,22 @@ class Boards:
         try:
             async with d.db.write() as session:
                 if action == "list":
-                    return progress_views.group_listing(await groups.listing(session, who.platform, who.workspace))
+                    return group_listing(await self.groups.listing(session, who.platform, who.workspace))
                 if not name:
-                    return render.notice(f"/group {action} needs a group name.")
+                    return notice(f"/group {action} needs a group name.")
                 if action == "create":
-                    group = await groups.create(session, d.clock, who, name)
-                    return render.notice(f"Created study group **{group.name}** and added you to it.")
+                    group = await self.groups.create(session, who, name)
+                    return notice(f"Created study group **{group.name}** and added you to it.")
                 if action == "join":
-                    group, new = await groups.join(session, d.clock, who, name)
-                    return render.notice(
+                    group, new = await self.groups.join(session, who, name)
+                    return notice(
                         f"You joined **{group.name}**." if new else f"You are already in **{group.name}**."
                     )
                 if action == "leave":
-                    group, was = await groups.leave(session, d.clock, who, name)
-                    return render.notice(
+                    group, was = await self.groups.leave(session, who, name)
+                    return notice(
                         f"You left **{group.name}**." if was else f"You were not in **{group.name}**."
                     )
         except groups.GroupError as exc:
-            return render.notice(str(exc))
-        return render.notice(f"Unknown /group action {action!r}; use create, join, leave or list.")
+            return notice(str(exc))
+        return notice(f"Unknown /group action {action!r}; use create, join, leave or list.")

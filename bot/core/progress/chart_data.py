@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.core.model.topics import TOPICS
+from bot.core.domain.topics import TOPICS
+from bot.core.learning.readiness import OverallReadiness, Readiness
 
 CALENDAR_WEEKS = 12
 
@@ -23,6 +24,15 @@ class TopicBar:
     answered: int
     accuracy: float  # share of answers correct
     retrievability: float | None  # mean FSRS recall probability of the topic's cards now
+    readiness: Readiness | None = None  # expected share right on an interview-level question
+
+    def readiness_text(self) -> str:
+        if self.readiness is None:
+            return ""
+        if not self.readiness.enough_data:
+            return f", readiness: {self.readiness.describe()}"
+        r = self.readiness
+        return f", readiness {round(100 * r.expected)}% ({round(100 * r.low)}-{round(100 * r.high)}%)"
 
 
 @dataclass(frozen=True)
@@ -52,17 +62,35 @@ class StatsChart:
     calendar: Calendar
     streak: int
     best_streak: int
+    overall: OverallReadiness | None = None  # with the topics that would raise it most
+    weekly_streak: bool = False  # the streak counts weeks (``/daily streak weekly``)
+
+    def streak_text(self) -> str:
+        """``streak 3 (best 5)``, or ``streak 3 weeks (best 5)`` in weekly mode."""
+        unit = (" week" if self.streak == 1 else " weeks") if self.weekly_streak else ""
+        return f"streak {self.streak}{unit} (best {self.best_streak})"
+
+    def overall_text(self) -> str:
+        if self.overall is None:
+            return ""
+        o = self.overall
+        figure = (f"{round(100 * o.expected)}% ({round(100 * o.low)}-{round(100 * o.high)}%)" if o.enough_data
+                  else o.describe())
+        raise_most = (", raise it most with " + ", ".join(TOPICS[t] for t in o.raise_most)) if o.raise_most else ""
+        return f"Interview readiness {figure}{raise_most}"
 
     def alt_text(self) -> str:
         bars = "; ".join(
             f"{TOPICS[t.topic]} {round(100 * t.accuracy)}% correct"
             + (f", recall {round(100 * t.retrievability)}%" if t.retrievability is not None else "")
+            + t.readiness_text()
             for t in self.topics
         )
+        overall = f"{self.overall_text()}. " if self.overall is not None else ""
         return (
-            f"Progress of {self.name}: {bars or 'no answers yet'}. "
+            f"Progress of {self.name}: {bars or 'no answers yet'}. {overall}"
             f"Active on {self.calendar.active_days} of the last {7 * self.calendar.weeks} days. "
-            f"Streak {self.streak} (best {self.best_streak})."
+            f"S{self.streak_text()[1:]}."
         )
 
 

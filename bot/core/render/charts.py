@@ -10,13 +10,17 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import Callable
+from datetime import date
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.dates import date2num
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
-from bot.core.model.messages import Attachment
-from bot.core.model.topics import TOPICS
+from bot.core.domain.messages import Attachment
+from bot.core.domain.topics import TOPICS
 from bot.core.progress.chart_data import BoardChart, GroupChart, StatsChart
 
 BACKGROUND = "#fafafa"
@@ -26,6 +30,9 @@ SECOND = "#3b82f6"
 MUTED = "#c9ccd1"
 DPI = 100
 CALENDAR_CMAP = LinearSegmentedColormap.from_list("activity", ["#ebedf0", ACCENT])
+NO_ANSWERS = "No answers yet"  # what an empty chart says instead of an empty frame
+NO_ANSWERS_BAR = "no answers"  # a topic one side of a comparison has not answered
+MAX_DATE_TICKS = 8
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -34,11 +41,25 @@ def _figure(width: float, height: float) -> Figure:
     return fig
 
 
-def _style(ax: object) -> None:
-    ax.set_facecolor(BACKGROUND)  # type: ignore[attr-defined]
+def _style(ax: Axes) -> None:
+    ax.set_facecolor(BACKGROUND)
     for side in ("top", "right"):
-        ax.spines[side].set_visible(False)  # type: ignore[attr-defined]
-    ax.tick_params(colors=INK, labelsize=9)  # type: ignore[attr-defined]
+        ax.spines[side].set_visible(False)
+    ax.tick_params(colors=INK, labelsize=9)
+
+
+def _legend_above(ax: Axes) -> None:
+    """Above the plot, right-aligned: a legend inside the axes covers the last bar."""
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
+
+
+def _say_empty(ax: Axes, text: str = NO_ANSWERS) -> None:
+    """A chart with nothing to draw says so, instead of an empty 0–1 frame."""
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for side in ("left", "bottom"):
+        ax.spines[side].set_visible(False)
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color=INK, fontsize=12)
 
 
 def _png(fig: Figure) -> bytes:
@@ -59,13 +80,27 @@ def stats_figure(chart: StatsChart) -> Figure:
     if recall:
         top.scatter([r for _, r in recall], [i for i, _ in recall], color=SECOND, zorder=3,
                     marker="D", s=30, label="recall now (FSRS)")
+    ready = [(i, t.readiness) for i, t in enumerate(chart.topics)
+             if t.readiness is not None and t.readiness.enough_data]
+    if ready:  # the expected share right on an interview-level question, with its 95% band
+        centre = [100 * r.expected for _, r in ready]
+        top.errorbar(centre, [i + 0.3 for i, _ in ready],
+                     xerr=[[c - 100 * r.low for c, (_, r) in zip(centre, ready, strict=True)],
+                           [100 * r.high - c for c, (_, r) in zip(centre, ready, strict=True)]],
+                     fmt="o", color=INK, ecolor=INK, elinewidth=1, capsize=3, markersize=4, zorder=4,
+                     label="interview readiness (band)")
     top.set_yticks(list(rows), names)
     top.invert_yaxis()
     top.set_xlim(0, 100)
     top.set_xlabel("%", color=INK)
-    top.legend(loc="lower right", fontsize=8, frameon=False)
-    top.set_title(f"{chart.name} · streak {chart.streak} (best {chart.best_streak})", color=INK,
-                  fontsize=12, loc="left")
+    if chart.topics:
+        _legend_above(top)
+    else:
+        _say_empty(top)
+    title = f"{chart.name} · {chart.streak_text()}"
+    if chart.overall is not None:
+        title += f"\n{chart.overall_text()}"
+    top.set_title(title, color=INK, fontsize=12 if chart.overall is None else 10, loc="left")
     cal = chart.calendar
     grid = [[cal.counts[7 * w + d] for w in range(cal.weeks)] for d in range(7)]
     bottom.imshow(grid, cmap=CALENDAR_CMAP, aspect="equal", vmin=0, vmax=max(max(cal.counts), 1))
@@ -84,16 +119,32 @@ def board_figure(chart: BoardChart) -> Figure:
     fig = _figure(8, 4.5)
     ax = fig.subplots()
     _style(ax)
-    for index, line in enumerate(chart.lines):
-        ax.plot(line.days, line.cumulative, marker="o", markersize=3, linewidth=2,
-                color=[ACCENT, SECOND, INK, "#16a34a", "#a855f7"][index % 5], label=line.name)
-    if chart.lines:
-        ax.legend(fontsize=8, frameon=False, loc="upper left")
-    ax.set_ylabel("points", color=INK)
     ax.set_title(chart.title, color=INK, fontsize=11, loc="left")
-    fig.autofmt_xdate()
+    if not chart.lines or not chart.lines[0].days:
+        _say_empty(ax)
+        fig.tight_layout()
+        return fig
+    for index, line in enumerate(chart.lines):
+        ax.plot([float(date2num(d)) for d in line.days], line.cumulative, marker="o", markersize=4, linewidth=2,
+                color=[ACCENT, SECOND, INK, "#16a34a", "#a855f7"][index % 5], label=line.name)
+    _legend_above(ax)
+    days = chart.lines[0].days
+    _day_axis(ax, days)
+    top = max(max(line.cumulative) for line in chart.lines)
+    ax.set_ylim(0, max(top * 1.15, 1))  # points start at 0; one point is not a range
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("points", color=INK)
     fig.tight_layout()
     return fig
+
+
+def _day_axis(ax: Axes, days: tuple[date, ...]) -> None:
+    """The days of the period, half a day of margin, at most MAX_DATE_TICKS labels:
+    a single day spans that day, not years."""
+    step = max(1, -(-len(days) // MAX_DATE_TICKS))
+    ticks = list(days[::step])
+    ax.set_xlim(float(date2num(days[0])) - 0.5, float(date2num(days[-1])) + 0.5)
+    ax.set_xticks([float(date2num(d)) for d in ticks], [f"{d:%d %b}" for d in ticks])
 
 
 def group_figure(chart: GroupChart) -> Figure:
@@ -101,14 +152,22 @@ def group_figure(chart: GroupChart) -> Figure:
     top, bottom = fig.subplots(2, 1, height_ratios=[max(len(chart.topics), 1), max(len(chart.weekly), 1)])
     _style(top)
     rows = list(range(len(chart.topics)))
-    top.barh([r - 0.2 for r in rows], [100 * (g or 0) for _, g, _ in chart.topics], height=0.4,
-             color=ACCENT, label=f"group {chart.group}")
-    top.barh([r + 0.2 for r in rows], [100 * (c or 0) for _, _, c in chart.topics], height=0.4,
-             color=MUTED, label="this channel")
+    for offset, side, color, label in ((-0.2, 1, ACCENT, f"group {chart.group}"),
+                                       (0.2, 2, MUTED, "this channel")):
+        shares = [group if side == 1 else channel for _, group, channel in chart.topics]
+        top.barh([r + offset for r in rows], [100 * (v or 0) for v in shares], height=0.4,
+                 color=color, label=label)
+        for row, share in zip(rows, shares, strict=True):  # every bar says its number, or why none
+            text = NO_ANSWERS_BAR if share is None else f"{round(100 * share)}%"
+            top.text(100 * (share or 0) + 1, row + offset, text, va="center", fontsize=7,
+                     color=INK if share is not None else "#6b7280")
     top.set_yticks(rows, [TOPICS[t] for t, _, _ in chart.topics])
     top.invert_yaxis()
-    top.set_xlim(0, 100)
-    top.legend(fontsize=8, frameon=False, loc="lower right")
+    top.set_xlim(0, 112)  # room for the label of a 100% bar
+    if chart.topics:
+        _legend_above(top)
+    else:
+        _say_empty(top)
     top.set_title(f"Group {chart.group}: accuracy per topic", color=INK, fontsize=11, loc="left")
     grid = [list(weeks) for _, weeks in chart.weekly] or [[0]]
     bottom.imshow(grid, cmap=CALENDAR_CMAP, aspect="auto", vmin=0, vmax=max(max(map(max, grid)), 1))

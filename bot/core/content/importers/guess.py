@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bot.core.model.topics import TOPICS
+from bot.core.domain.topics import TOPICS
 
 DEFAULT_TOPIC = "fundamentals"
 

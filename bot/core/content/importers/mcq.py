@@ -21,7 +21,8 @@ _ANSWER = "answer"
 def _paragraphs(lines: list[str]) -> list[tuple[int, str]]:
     """(1-based line, text) of each blank-line separated paragraph."""
     out: list[tuple[int, str]] = []
-    start, buf = 0, []
+    start = 0
+    buf: list[str] = []
     for i, line in enumerate([*lines, ""], start=1):
         if line.strip():
             if not buf:

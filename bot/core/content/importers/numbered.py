@@ -45,10 +45,10 @@ def parse_numbered(text: str, path: Path) -> DraftBank:
                                          "(is this the numbered format?)")
     draft = DraftBank(title=title_lines[0] if title_lines else "", questions=[],
                       description=" ".join(title_lines[1:]))
-    for line, number, question, answer_lines in items:
+    for at, number, question, answer_lines in items:
         answer = "\n".join(answer_lines).strip()
         if not answer:
-            raise ImportFormatError(path, line, f"question {number} has no answer text")
+            raise ImportFormatError(path, at, f"question {number} has no answer text")
         prompt, prompt_guessed = repair_mojibake(question)
         answer, answer_guessed = repair_mojibake(answer)
         tags = []
@@ -57,7 +57,7 @@ def parse_numbered(text: str, path: Path) -> DraftBank:
         if prompt_guessed or answer_guessed:
             tags.append("encoding-guessed")
         draft.questions.append(DraftQuestion(
-            line=line, kind=Kind.FLASHCARD, prompt=prompt, answer=answer, tags=tags,
+            line=at, kind=Kind.FLASHCARD, prompt=prompt, answer=answer, tags=tags,
             source_number=number,
         ))
     return draft

@@ -44,17 +44,17 @@ def parse_qa(text: str, path: Path) -> DraftBank:
         section = preamble.pop()
     draft = DraftBank(title=preamble[0] if preamble else "", questions=[],
                       description=" ".join(preamble[1:]))
-    cards: list[tuple[Block, str, list[Block]]] = []  # (card block, section, continuation)
+    # (card block, its text after "Q:", section, continuation)
+    cards: list[tuple[Block, str, str, list[Block]]] = []
     for i in range(first_card, len(blocks)):
         block, following = blocks[i], blocks[i + 1] if i + 1 < len(blocks) else None
-        if _Q_RE.match(block.text):
-            cards.append((block, section, []))
+        if card_match := _Q_RE.match(block.text):
+            cards.append((block, card_match.group(1), section, []))
         elif _is_section_title(block, following):
             section = block.text.strip()
         else:
-            cards[-1][2].append(block)
-    for number, (card, card_section, extra) in enumerate(cards, start=1):
-        body = _Q_RE.match(card.text).group(1)  # type: ignore[union-attr]
+            cards[-1][3].append(block)
+    for number, (card, body, card_section, extra) in enumerate(cards, start=1):
         parts = _A_SPLIT_RE.split(body, maxsplit=1)
         if len(parts) < 2 and extra and extra[0].text.startswith("A:"):
             parts = [body, extra.pop(0).text.removeprefix("A:")]
@@ -63,7 +63,8 @@ def parse_qa(text: str, path: Path) -> DraftBank:
         prompt, answer = (" ".join(p.split()) for p in parts)
         if not prompt:
             raise ImportFormatError(path, card.line, f"card {number} has an empty question")
-        prose, code = [answer], []
+        prose = [answer]
+        code: list[str] = []
         previous_was_code = False
         for b in extra:
             if not is_code(b):

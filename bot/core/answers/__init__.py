@@ -1,0 +1,1 @@
+"""Answering: a member's click on a posted question, counted exactly once."""

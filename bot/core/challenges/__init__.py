@@ -1,0 +1,1 @@
+"""/challenge and /submit: problems, hints, judged submissions, first solves."""

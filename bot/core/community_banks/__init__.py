@@ -1,0 +1,1 @@
+"""A community's own question banks: uploads, suggestions, review, the shelf."""

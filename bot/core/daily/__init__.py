@@ -1,0 +1,1 @@
+"""The daily question: per-channel schedules and the daily post as a posting policy."""

@@ -1,1 +1,0 @@
-"""Model: see README's architecture section."""

@@ -1,1 +1,0 @@
-"""Play: see README's architecture section."""

@@ -1,0 +1,1 @@
+"""Personal practice: quizzes, reviews, live rounds and a member's own space."""

@@ -1,0 +1,1 @@
+"""Reveals: a post's public view, its closing results and streaks."""

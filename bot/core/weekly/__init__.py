@@ -1,0 +1,1 @@
+"""Weekly posts: the weekly challenge, its closing summary and the weekly digest."""

@@ -1,0 +1,230 @@
+"""A judge job on the worker: one trusted process for the problem, one sandbox job per case.
+
+The worker draws the submission's secret seed here (it never enters a job), asks the trusted
+process (runner.judge_host) for each case's payload, runs the member's code on each case in the
+claimed slot, and hands the trusted process what came back; its verdict (a small JSON dict) is
+the job's result. The worker itself never imports torch and never parses a tensor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+from runner.jobs import JobRequest, JobResult, JobState, Limits
+from runner.judge import JudgeSpec, Verdict
+from runner.outcome import build_result
+from runner.sandbox import Slot
+
+log = logging.getLogger(__name__)
+MARK = "TDJ2 "
+HARNESS_PATH = Path(__file__).with_name("judge_harness.py")
+REPLAY_PATH = Path(__file__).with_name("judge_replay.py")
+REPLAY_MARK = "TDJR "
+EVIDENCE_CAP = 1_000_000  # characters of a case's traced graph forwarded to the trusted process
+ROOT = Path(__file__).resolve().parents[1]
+HOST_TIMEOUT_S = 120.0
+FRAME_CAP = 64 * 1024 * 1024
+BROKEN = "no verdict: the judge could not run this problem (please report it)"
+HARNESS_MARGIN_S = 2.0  # the harness reports before the sandbox's wall limit
+CANCELLED = "cancelled"
+_cancelled: set[str] = set()  # judge jobs asked to stop: checked between their case jobs
+
+
+def request_cancel(job_id: str) -> None:
+    """Stop a judge job at its next step (the slot's cancel only reaches a case job running now:
+    one asked while the cases are prepared, or between two cases, would be lost)."""
+    _cancelled.add(job_id)
+
+
+def case_program(payload: dict[str, Any], code: str) -> str:
+    """One case's job: the harness, then one call with this case's payload and the code."""
+    data = json.dumps({**payload, "code": code}, ensure_ascii=False)
+    return HARNESS_PATH.read_text(encoding="utf-8") + f"\nrun_case(json.loads({data!r}))\n"
+
+
+def replay_program(payload: dict[str, Any]) -> str:
+    """The replay job: graphs (data) and inputs, no member code (runner.judge_replay)."""
+    data = json.dumps(payload, ensure_ascii=False)
+    return REPLAY_PATH.read_text(encoding="utf-8") + f"\nreplay_main(json.loads({data!r}))\n"
+
+
+def result_line(output: str, mark: str = MARK) -> dict[str, Any] | None:
+    """The one result line of a case job's stdout; None if absent, repeated or malformed."""
+    lines = [line for line in output.splitlines() if line.startswith(mark)]
+    if len(lines) != 1:
+        return None
+    try:
+        frame = json.loads(lines[0][len(mark):])
+    except ValueError:
+        return None
+    return frame if isinstance(frame, dict) else None
+
+
+class TrustedHost:
+    """The judge_host process of one submission (holds the cases and the expected values)."""
+
+    def __init__(self) -> None:
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def __aenter__(self) -> TrustedHost:
+        boot = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from runner.judge_host import main; main()"
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", "-c", boot, stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.proc and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            await self.proc.wait()
+
+    async def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc and self.proc.stdin and self.proc.stdout
+        body = json.dumps(message).encode()
+        self.proc.stdin.write(struct.pack(">I", len(body)) + body)
+        await self.proc.stdin.drain()
+        async with asyncio.timeout(HOST_TIMEOUT_S):
+            (n,) = struct.unpack(">I", await self.proc.stdout.readexactly(4))
+            if n > FRAME_CAP:
+                raise ValueError("judge host frame too large")
+            reply = json.loads(await self.proc.stdout.readexactly(n))
+        if not isinstance(reply, dict):
+            raise ValueError("judge host reply is not a mapping")
+        return reply
+
+
+def _case_result(result: JobResult, line: dict[str, Any] | None) -> dict[str, Any]:
+    """What the trusted process needs of one case job (the member's bytes stay opaque here)."""
+    out: dict[str, Any] = {"peak_memory_mb": result.peak_rss_mb, "elapsed_s": result.duration_s}
+    if result.error_message:
+        out["sandbox_error"] = result.error_message
+    if line is not None:
+        record = line.get("record")
+        out.update(finished=line.get("finished") is True,
+                   record=record if isinstance(record, str) else "",
+                   record_over_cap=line.get("record_over_cap") is True,
+                   output=str(line.get("output", ""))[:4000])
+        evidence = line.get("evidence")
+        if isinstance(evidence, str) and len(evidence) <= EVIDENCE_CAP:
+            out["evidence"] = evidence
+        if isinstance(line.get("elapsed_s"), int | float):
+            out["elapsed_s"] = float(line["elapsed_s"])
+    return out
+
+
+async def judge(job_id: str, request: JobRequest, slot: Slot, note: str | None,
+                limits: Limits) -> JobResult:
+    """Judge request.code on a claimed slot; the result carries the verdict, never tensors."""
+    assert request.judge is not None
+    limits = limits.tightened(request.limits)
+    spec = JudgeSpec.from_dict(request.judge["spec"])
+    deadline = max(1.0, limits.timeout_s - HARNESS_MARGIN_S)
+    done = JobResult(job_id=job_id, request=request, state=JobState.DONE,
+                     device_used=slot.device_label, device_note=note,
+                     torch_version=slot.torch_version)
+    try:
+        return await _judge(job_id, request, slot, note, limits, spec, deadline, done)
+    finally:
+        _cancelled.discard(job_id)
+
+
+async def _judge(job_id: str, request: JobRequest, slot: Slot, note: str | None, limits: Limits,
+                 spec: JudgeSpec, deadline: float, done: JobResult) -> JobResult:
+    assert request.judge is not None
+    async with TrustedHost() as host:
+        try:
+            ready = await host.ask({"spec": spec.to_dict(), "reference": request.judge["reference"],
+                                    "secret": secrets.randbits(62), "deadline_s": deadline})
+        except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError) as exc:
+            log.error("judge host failed to prepare job %s: %s", job_id, exc)
+            ready = {"error": str(exc)}
+        if "error" in ready or not isinstance(ready.get("cases"), list):
+            log.error("judge job %s: the problem could not be prepared: %s", job_id, ready.get("error"))
+            done.state, done.error_message = JobState.FAILED, BROKEN
+            done.verdict = Verdict(0, 0, BROKEN, device=slot.device_label).to_dict()
+            return done
+        results: list[dict[str, Any]] = []
+        for i, payload in enumerate(ready["cases"]):
+            if job_id in _cancelled:
+                done.state, done.error_message = JobState.CANCELLED, CANCELLED
+                return done
+            raw = await slot.run(f"{job_id}.{i}", case_program(payload, request.code), limits)
+            case = build_result(f"{job_id}.{i}", request, raw, limits, device_used=slot.device_label,
+                                device_note=note, torch_version=slot.torch_version)
+            text = (case.full_output or b"").decode(errors="replace") if case.output_truncated \
+                else case.stdout
+            line = result_line(text)
+            results.append(_case_result(case, line))
+            if case.state is JobState.CANCELLED:
+                done.state, done.error_message = JobState.CANCELLED, case.error_message
+                return done
+            loaded = line is not None and not _load_failed(line)
+            if case.state is not JobState.DONE or not loaded:
+                break  # a limit or code that does not load: the other cases are not run
+        try:
+            reply = await host.ask({"results": results})
+            if isinstance(reply.get("replay"), dict):
+                reply = await host.ask({"replayed": await _replay(job_id, request, slot, note,
+                                                                   limits, reply["replay"])})
+        except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError) as exc:
+            log.error("judge host failed on job %s: %s", job_id, exc)
+            reply = {}
+    verdict = Verdict.from_dict(reply.get("verdict")) if "verdict" in reply else \
+        Verdict(0, len(ready["cases"]), BROKEN)
+    done.verdict = Verdict(verdict.passed, verdict.total, verdict.failure, verdict.detail,
+                           verdict.output, verdict.elapsed_s, verdict.peak_memory_mb,
+                           slot.device_label).to_dict()
+    done.duration_s = verdict.elapsed_s or 0.0
+    done.peak_rss_mb = verdict.peak_memory_mb
+    return done
+
+
+async def _replay(job_id: str, request: JobRequest, slot: Slot, note: str | None, limits: Limits,
+                  payload: dict[str, Any]) -> dict[str, Any]:
+    """Run the replay job in the slot; its record, unopened, for the trusted process."""
+    raw = await slot.run(f"{job_id}.replay", replay_program(payload), limits)
+    job = build_result(f"{job_id}.replay", request, raw, limits, device_used=slot.device_label,
+                       device_note=note, torch_version=slot.torch_version)
+    text = (job.full_output or b"").decode(errors="replace") if job.output_truncated else job.stdout
+    line = result_line(text, REPLAY_MARK)
+    record = line.get("record") if line else None
+    return {"record": record if isinstance(record, str) else ""}
+
+
+def _load_failed(line: dict[str, Any]) -> bool:
+    """A heuristic only for stopping early (the verdict is decided by judge_host): safetensors
+    metadata of a load error is plain JSON text near the record's start."""
+    import base64
+
+    record = line.get("record")
+    if not isinstance(record, str) or not record:
+        return False
+    try:
+        head = base64.b64decode(record[:4000] + "=" * (-len(record[:4000]) % 4))
+    except ValueError:
+        return False
+    return b'"load_error"' in head
+
+
+async def execute(pool: Any, job_id: str, request: JobRequest, slot: Slot, note: str | None,
+                  limits: Limits) -> JobResult:
+    """Run a claimed slot's job, /run snippet or judge job, then give the slot back."""
+    try:
+        if request.judge is None:
+            result: JobResult = await pool.execute(job_id, request, slot, note, limits)
+            return result
+        try:
+            return await judge(job_id, request, slot, note, limits)
+        finally:
+            await pool.release(slot)
+    finally:
+        _cancelled.discard(job_id)
