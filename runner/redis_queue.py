@@ -47,6 +47,7 @@ ACTIVE_TTL_S = 3600  # a lost job cannot block its member for longer than this
 REQUEST_TTL_S = 86_400
 ALIVE_TTL_S = 15  # a replica silent this long is gone: its results go to the shared list
 SWEEP_EVERY_S = 10.0
+DELIVERED = b"delivered"  # the tries key of a job whose result reached the bot
 DELIVERY_TRIES = 3  # a result whose delivery keeps failing is dropped (logged) after this many
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -207,10 +208,16 @@ class RedisRunner(RunnerService):
                 log.error("dropping an unreadable runner result: %s", exc)
                 await redis.lrem(delivering, 1, raw)  # type: ignore[misc]  # redis-py types every command as Awaitable | value
                 continue
-            if await self._deliver(result):
+            # the tries key outlives a drop or a delivery, so a copy that a hand-over put back
+            # while it was being delivered is not delivered again (nor counted from zero)
+            state = await redis.get(keys.tries(result.job_id))
+            if state == DELIVERED or (state is not None and int(state) >= DELIVERY_TRIES):
                 await redis.lrem(delivering, 1, raw)  # type: ignore[misc]  # redis-py types every command as Awaitable | value
-                await redis.delete(keys.request(result.job_id), keys.owner(result.job_id),
-                                   keys.tries(result.job_id))
+                continue
+            if await self._deliver(result):
+                await redis.set(keys.tries(result.job_id), DELIVERED, ex=REQUEST_TTL_S)
+                await redis.lrem(delivering, 1, raw)  # type: ignore[misc]  # redis-py types every command as Awaitable | value
+                await redis.delete(keys.request(result.job_id), keys.owner(result.job_id))
                 continue
             tries = await redis.incr(keys.tries(result.job_id))
             await redis.expire(keys.tries(result.job_id), REQUEST_TTL_S)
@@ -218,8 +225,7 @@ class RedisRunner(RunnerService):
                 log.error("dropping the result of job %s after %d failed deliveries",
                           result.job_id, tries)
                 await redis.lrem(delivering, 1, raw)  # type: ignore[misc]  # redis-py types every command as Awaitable | value
-                await redis.delete(keys.request(result.job_id), keys.owner(result.job_id),
-                                   keys.tries(result.job_id))
+                await redis.delete(keys.request(result.job_id), keys.owner(result.job_id))
 
     async def submit(self, request: JobRequest) -> Submitted:
         check_code_size(request.code, self.settings.max_code_bytes)

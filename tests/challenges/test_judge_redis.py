@@ -86,3 +86,29 @@ async def test_a_result_whose_delivery_keeps_failing_is_dropped_after_a_few_trie
         await runner.close()
         await client.aclose()
     assert calls == ["poison1"] * DELIVERY_TRIES
+
+
+async def test_a_result_is_delivered_once_even_when_it_arrives_twice(conf: RunnerSettings) -> None:
+    """A worker retried after a crash, or a hand-over during delivery, can queue one result twice."""
+    runner = RedisRunner(conf)
+    calls: list[str] = []
+
+    async def record(result: JobResult) -> None:
+        calls.append(result.job_id)
+
+    runner.on_result(record)
+    keys = Keys(conf.key_prefix)
+    client = aioredis.from_url(conf.redis_url)
+    once = JobResult("twice1", JobRequest("x", "t:m", {}), JobState.DONE, verdict={"passed": 1})
+    marker = JobResult("after1", JobRequest("x", "t:m", {}), JobState.DONE, verdict={"passed": 1})
+    await runner.start()
+    try:
+        for result in (once, once, marker):  # the list is consumed first in, first out
+            await client.lpush(keys.results, json.dumps(result.to_dict()))
+        async with asyncio.timeout(30):
+            while "after1" not in calls:
+                await asyncio.sleep(0.05)
+    finally:
+        await runner.close()
+        await client.aclose()
+    assert calls == ["twice1", "after1"]
