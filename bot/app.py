@@ -45,6 +45,7 @@ from bot.core.runs.desk import RunDesk
 from bot.core.weekly.service import WeeklyPosting
 from bot.scheduler import DailyScheduler
 from bot.storage.claims import DailyClaims, WeeklyClaims
+from bot.storage.community_banks import StoredBanks
 from bot.storage.db import Database
 from bot.storage.group_mocks import StoredGroupMocks
 
@@ -147,7 +148,7 @@ def build_services(drill: Drill, daily: DailyPosting, publisher: ChatPublisher,
         group_mocks=GroupMocks(StoredGroupMocks(drill.db), mocks, drill.clock, publisher),
         home=HomeDesk(drill, challenges, weekly, COMMANDS),
         reports=ReportDesk(drill.report_store, drill.library, drill.clock, drill.refresh_shelf),
-        banks=BankDesk(drill.db, drill.library, drill.clock, drill.shelf),
+        banks=BankDesk(StoredBanks(drill.db), drill.library, drill.clock, drill.shelf),
         quality=QualityDesk(drill.quality_data, drill.library), publisher=publisher, runner=runner)
 
 

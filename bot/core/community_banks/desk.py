@@ -4,6 +4,7 @@ Banks are scoped to one server or workspace and stored in our database (never on
 disk). An upload is checked by ``bot.core.content.community`` and stored only when clean; a
 re-upload of the same bank id replaces it as a new version, keeping the questions it dropped
 (retired) so older posts still render. Suggestions are checked the same way before they queue.
+The rows come through ``BankStore`` (``bot.core.community_banks.ports``).
 """
 
 from __future__ import annotations
@@ -12,10 +13,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import yaml
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.core.community_banks.ports import (
+    BankRace,
+    BankStore,
+    CommunityTx,
+    StoredBank,
+    StoredSuggestion,
+)
 from bot.core.community_banks.shelf import Shelf
 from bot.core.content.bank import Bank, Library
 from bot.core.content.community import (
@@ -35,17 +40,19 @@ from bot.core.content.csv_bank import check_csv_bank, is_csv
 from bot.core.content.importers import ImportFormatError
 from bot.core.content.importers import import_text as draft_from_text
 from bot.core.domain.clock import Clock
-from bot.core.domain.identity import Who, workspace_row
+from bot.core.domain.identity import Who
 from bot.core.domain.messages import Attachment, Message, Upload
 from bot.core.domain.topics import TOPICS
 from bot.core.render.notices import counted, notice
-from bot.storage.db import Database
-from bot.storage.models import CommunityBank, CommunityQuestion, Suggestion
 
 SUGGESTIONS_BANK = "suggestions"
 SUGGESTIONS_TITLE = "Member suggestions"
 PROBLEMS_SHOWN = 15
 Tell = Callable[[Who, Message], Awaitable[bool]]
+
+
+def _slug(name: str) -> str:
+    return name.strip().lower()
 
 
 def _problems(title: str, lines: list[str]) -> Message:
@@ -57,8 +64,8 @@ def _problems(title: str, lines: list[str]) -> Message:
 
 
 class BankDesk:
-    def __init__(self, db: Database, library: Library, clock: Clock, shelf: Shelf) -> None:
-        self.db, self.library, self.clock, self.shelf = db, library, clock, shelf
+    def __init__(self, store: BankStore, library: Library, clock: Clock, shelf: Shelf) -> None:
+        self.store, self.library, self.clock, self.shelf = store, library, clock, shelf
 
     # ---- upload / list / show / disable / export -----------------------------------------
     async def upload(self, who: Who, upload: Upload) -> Message:
@@ -74,14 +81,15 @@ class BankDesk:
         assert checked.bank is not None
         for attempt in (1, 2):
             try:
-                async with self.db.write() as session:
-                    stored, version = await self._store(session, who, checked.bank, text)
+                async with self.store.community(who) as tx:
+                    stored = await self._store(tx, who, checked.bank, text)
                     if stored is None:
                         return notice(f"This community already has {MAX_BANKS_PER_COMMUNITY} banks; "
                                       "disable or replace one first.")
-                    await self.shelf.refresh(session, force=True)
+                    await self.shelf.refresh(tx.tx, force=True)
+                version = stored.version
                 break
-            except IntegrityError:  # another replica created this bank meanwhile: replace it
+            except BankRace:  # another replica created this bank meanwhile: replace it
                 if attempt == 2:
                     raise
         bank = checked.bank
@@ -95,60 +103,19 @@ class BankDesk:
             msg.code("\n".join(checked.warnings[:PROBLEMS_SHOWN]), language="text")
         return msg
 
-    async def _store(
-        self, session: AsyncSession, who: Who, bank: Bank, text: str
-    ) -> tuple[CommunityBank | None, int]:
-        ws = await workspace_row(session, who.platform, who.workspace)
-        row = await session.scalar(
-            select(CommunityBank).where(CommunityBank.workspace_id == ws.id, CommunityBank.slug == bank.id)
-        )
-        now = self.clock.now()
-        if row is None:
-            count = await session.scalar(
-                select(func.count()).select_from(CommunityBank).where(CommunityBank.workspace_id == ws.id))
-            if (count or 0) >= MAX_BANKS_PER_COMMUNITY:
-                return None, 0
-            row = CommunityBank(workspace_id=ws.id, slug=bank.id, title=bank.title, version=1, enabled=True,
-                                source=text, uploaded_by=who.user_id, updated_at=now)
-            session.add(row)
-            await session.flush()
-        else:
-            row.version += 1
-            row.title, row.source, row.uploaded_by, row.updated_at = bank.title, text, who.user_id, now
-            row.enabled = True
-        ids = {q.id for q in bank.questions}
-        existing = {
-            slug: stored for slug, stored in await session.execute(
-                select(CommunityQuestion.slug, CommunityQuestion).where(CommunityQuestion.bank_id == row.id))
-        }
-        for q in bank.questions:
-            data = dump_question(served_question(q, row.id, bank.id, ids))
-            found = existing.pop(q.id, None)
-            if found is None:
-                session.add(CommunityQuestion(bank_id=row.id, slug=q.id, version=row.version, retired=False,
-                                              data=data))
-            else:
-                found.version, found.retired, found.data = row.version, False, data
-        for gone in existing.values():
-            gone.retired = True
-        return row, row.version
-
-    async def _bank(self, session: AsyncSession, who: Who, slug: str) -> CommunityBank | None:
-        ws = await workspace_row(session, who.platform, who.workspace)
-        return await session.scalar(
-            select(CommunityBank).where(CommunityBank.workspace_id == ws.id,
-                                        CommunityBank.slug == slug.strip().lower()))
+    async def _store(self, tx: CommunityTx, who: Who, bank: Bank, text: str) -> StoredBank | None:
+        """Store ``bank`` as a new version (None: the community has all the banks it may)."""
+        stored = await tx.put_bank(bank.id, bank.title, text, by=who.user_id, now=self.clock.now(),
+                                   limit=MAX_BANKS_PER_COMMUNITY)
+        if stored is not None:
+            ids = {q.id for q in bank.questions}
+            await tx.put_questions(stored, {
+                q.id: dump_question(served_question(q, stored.id, bank.id, ids)) for q in bank.questions})
+        return stored
 
     async def list(self, who: Who, workspace_word: str) -> Message:
-        async with self.db.write() as session:
-            ws = await workspace_row(session, who.platform, who.workspace)
-            rows = (await session.execute(
-                select(CommunityBank, func.count(CommunityQuestion.slug))
-                .outerjoin(CommunityQuestion, (CommunityQuestion.bank_id == CommunityBank.id)
-                           & CommunityQuestion.retired.is_(False))
-                .where(CommunityBank.workspace_id == ws.id)
-                .group_by(CommunityBank.id).order_by(CommunityBank.slug)
-            )).all()
+        async with self.store.community(who) as tx:
+            rows = await tx.banks()
         if not rows:
             return notice(f"This {workspace_word} has no community banks yet. Admins add one "
                           "with /bank upload (a YAML file, same format as the built-in banks).")
@@ -160,14 +127,11 @@ class BankDesk:
         return msg
 
     async def show(self, who: Who, slug: str) -> Message:
-        async with self.db.write() as session:
-            bank = await self._bank(session, who, slug)
+        async with self.store.community(who) as tx:
+            bank = await tx.bank(_slug(slug))
             if bank is None:
                 return self._no_bank(slug)
-            questions = [load_question(d) for d in await session.scalars(
-                select(CommunityQuestion.data).where(CommunityQuestion.bank_id == bank.id,
-                                                     CommunityQuestion.retired.is_(False))
-                .order_by(CommunityQuestion.slug))]
+            questions = [load_question(d) for d in await tx.served(bank.id)]
         msg = Message(title=f"{bank.slug}: {bank.title}", ephemeral=True)
         state = "served" if bank.enabled else "disabled"
         msg.text(f"Version {bank.version} · {state} · {counted(len(questions), 'question')}")
@@ -184,13 +148,12 @@ class BankDesk:
         return msg
 
     async def set_enabled(self, who: Who, slug: str, enabled: bool) -> Message:
-        async with self.db.write() as session:
-            bank = await self._bank(session, who, slug)
+        async with self.store.community(who) as tx:
+            bank = await tx.bank(_slug(slug))
             if bank is None:
                 return self._no_bank(slug)
-            bank.enabled, bank.updated_at = enabled, self.clock.now()
-            await session.flush()
-            await self.shelf.refresh(session, force=True)
+            await tx.set_enabled(bank.id, enabled, self.clock.now())
+            await self.shelf.refresh(tx.tx, force=True)
             name = bank.slug
         if enabled:
             return notice(f"Bank {name} is served again.")
@@ -198,8 +161,8 @@ class BankDesk:
                       "working. /bank enable serves it again.")
 
     async def export(self, who: Who, slug: str) -> Message:
-        async with self.db.write() as session:
-            bank = await self._bank(session, who, slug)
+        async with self.store.community(who) as tx:
+            bank = await tx.bank(_slug(slug))
             if bank is None:
                 return self._no_bank(slug)
             name, version, source = bank.slug, bank.version, bank.source
@@ -214,8 +177,8 @@ class BankDesk:
 
     async def snippet(self, who: Who, question: str) -> str | Message:
         """The program of a community question's first runnable snippet (setup included)."""
-        async with self.db.read() as session:
-            await self.shelf.refresh(session)
+        async with self.store.read() as tx:
+            await self.shelf.refresh(tx)
         wanted = question.strip().lower()
         offered = self.library.offered.get(who.community, [])
         found = [q for q in offered if q.id == wanted or q.id.split(".", 1)[1] == wanted]
@@ -250,11 +213,8 @@ class BankDesk:
     # ---- suggestions --------------------------------------------------------------------
     async def suggest(self, who: Who, *, prompt: str, choices: str, explanation: str, topic: str,
                       difficulty: int) -> Message:
-        async with self.db.write() as session:
-            ws = await workspace_row(session, who.platform, who.workspace)
-            pending = (await session.execute(
-                select(func.count(), func.count().filter(Suggestion.author_id == who.user_id))
-                .where(Suggestion.workspace_id == ws.id, Suggestion.status == "pending"))).one()
+        async with self.store.community(who) as tx:
+            pending = await tx.pending(who.user_id)
             if pending[1] >= MAX_PENDING_PER_MEMBER:
                 return notice(f"You have {pending[1]} suggestions waiting for review; "
                               "wait until admins have looked at them.")
@@ -266,33 +226,21 @@ class BankDesk:
                 msg = _problems("Your suggestion needs a few fixes (nothing was queued)", suggested.errors)
                 msg.text(f"Choices: {SUGGEST_CHOICES_HELP}.")
                 return msg
-            row = Suggestion(workspace_id=ws.id, author_id=who.user_id,
-                             author_name=who.display_name or who.user_id,
-                             data=dump_question(suggested.question), status="pending",
-                             created_at=self.clock.now())
-            session.add(row)
-            await session.flush()
-            number = row.id
-            row.data = dump_question(suggested.question.model_copy(update={"id": f"suggestion-{number}"}))
+            number = await tx.add_suggestion(who.user_id, who.display_name or who.user_id,
+                                             dump_question(suggested.question), self.clock.now())
+            await tx.set_suggestion_data(number, dump_question(
+                suggested.question.model_copy(update={"id": f"suggestion-{number}"})))
         return notice(f"Thanks! Suggestion #{number} is waiting for an admin's review; "
                       "you will be told what they decide.")
 
     async def pending_count(self, who: Who) -> int:
-        async with self.db.write() as session:
-            ws = await workspace_row(session, who.platform, who.workspace)
-            return int(await session.scalar(
-                select(func.count()).select_from(Suggestion)
-                .where(Suggestion.workspace_id == ws.id, Suggestion.status == "pending")) or 0)
+        async with self.store.community(who) as tx:
+            return await tx.pending_count()
 
     async def review_next(self, who: Who) -> Message:
-        async with self.db.write() as session:
-            ws = await workspace_row(session, who.platform, who.workspace)
-            row = await session.scalar(
-                select(Suggestion).where(Suggestion.workspace_id == ws.id, Suggestion.status == "pending")
-                .order_by(Suggestion.id).limit(1))
-            waiting = await session.scalar(
-                select(func.count()).select_from(Suggestion)
-                .where(Suggestion.workspace_id == ws.id, Suggestion.status == "pending"))
+        async with self.store.community(who) as tx:
+            row = await tx.next_pending()
+            waiting = await tx.pending_count()
         if row is None:
             return notice("No suggestions are waiting for review.")
         q = load_question(row.data)
@@ -310,12 +258,12 @@ class BankDesk:
         return msg
 
     async def approve(self, who: Who, number: int, bank_slug: str | None, tell: Tell | None) -> Message:
-        slug = (bank_slug or SUGGESTIONS_BANK).strip().lower()
-        async with self.db.write() as session:
-            row = await self._pending(session, who, number)
+        slug = _slug(bank_slug or SUGGESTIONS_BANK)
+        async with self.store.community(who) as tx:
+            row = await self._pending(tx, number)
             if isinstance(row, Message):
                 return row
-            bank = await self._bank(session, who, slug)
+            bank = await tx.bank(slug)
             suggested = load_question(row.data)
             if bank is None:
                 title = SUGGESTIONS_TITLE if slug == SUGGESTIONS_BANK else slug
@@ -332,15 +280,13 @@ class BankDesk:
                 return _problems(f"Suggestion #{number} would break bank {slug}; it stays in the queue",
                                  checked.errors)
             assert checked.bank is not None
-            stored, _ = await self._store(session, who, checked.bank, text)
+            stored = await self._store(tx, who, checked.bank, text)
             if stored is None:
                 return notice(f"This community already has {MAX_BANKS_PER_COMMUNITY} banks; "
                               "approve into an existing one with bank:ID.")
-            row.status, row.bank_id = "approved", stored.id
-            row.decided_at, row.decided_by = self.clock.now(), who.user_id
+            await tx.approve(number, stored.id, by=who.user_id, now=self.clock.now())
             author = Who(who.platform, who.workspace, row.author_id, row.author_name)
-            await session.flush()
-            await self.shelf.refresh(session, force=True)
+            await self.shelf.refresh(tx.tx, force=True)
         if tell is not None:
             await tell(author, notice(
                 f"Your suggestion #{number} was approved and added to the bank {slug}. Thank you!"))
@@ -349,21 +295,19 @@ class BankDesk:
     async def reject(self, who: Who, number: int, reason: str | None, tell: Tell | None) -> Message:
         if not reason:
             return notice("Say why with reason:… — the author is told.")
-        async with self.db.write() as session:
-            row = await self._pending(session, who, number)
+        async with self.store.community(who) as tx:
+            row = await self._pending(tx, number)
             if isinstance(row, Message):
                 return row
-            row.status, row.reason = "rejected", reason
-            row.decided_at, row.decided_by = self.clock.now(), who.user_id
+            await tx.reject(number, reason, by=who.user_id, now=self.clock.now())
             author = Who(who.platform, who.workspace, row.author_id, row.author_name)
         if tell is not None:
             await tell(author, notice(f"Your suggestion #{number} was not accepted: {reason}"))
         return notice(f"Suggestion #{number} rejected; the author is told why.")
 
-    async def _pending(self, session: AsyncSession, who: Who, number: int) -> Suggestion | Message:
-        ws = await workspace_row(session, who.platform, who.workspace)
-        row = await session.scalar(select(Suggestion).where(Suggestion.workspace_id == ws.id,
-                                                            Suggestion.id == number))
+    @staticmethod
+    async def _pending(tx: CommunityTx, number: int) -> StoredSuggestion | Message:
+        row = await tx.suggestion(number)
         if row is None:
             return notice(f"There is no suggestion #{number} here; /bank review shows the next one.")
         if row.status != "pending":
