@@ -44,12 +44,20 @@ from bot.core.publisher import (
 from bot.core.runs.desk import RunDesk
 from bot.core.weekly.service import WeeklyPosting
 from bot.scheduler import DailyScheduler
-from bot.storage.claims import DailyClaims, WeeklyClaims
+from bot.storage.claims import DailyClaims
 from bot.storage.community_banks import StoredBanks
 from bot.storage.db import Database
+from bot.storage.digest_queries import StoredDigestReads
 from bot.storage.group_mocks import StoredGroupMocks
+from bot.storage.weekly import StoredWeekly
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from bot.core.content.challenges import ChallengeBank
+    from bot.core.posting.claims import ClaimStore
+    from bot.core.publisher import Publisher
+    from bot.core.weekly.ports import WeeklyNatural
     from bot.observability.health import Check, Detail
 
 log = logging.getLogger(__name__)
@@ -129,6 +137,15 @@ class RunnerSlot:
         return f"{replies.NO_RUNNER} ({problem})" if problem else replies.NO_RUNNER
 
 
+def weekly_posting(db: Database, clock: Clock, publisher: Publisher, *, bank: ChallengeBank | None = None,
+                   on_change: Callable[[], Awaitable[None]] | None = None, library: Library | None = None,
+                   claims: ClaimStore[WeeklyNatural, int] | None = None) -> WeeklyPosting:
+    """The weekly posts on ``db`` (``build_services`` and the tests build them here): the
+    weekly claims (``claims`` replaces their rows, for a test), the digest's reads."""
+    return WeeklyPosting(StoredWeekly(db, claims), StoredDigestReads(), clock, publisher, bank=bank,
+                         on_change=on_change, library=library)
+
+
 def build_services(drill: Drill, daily: DailyPosting, publisher: ChatPublisher,
                    runner: RunnerAccess) -> Services:
     """Every feature the commands route to, once; ``build_app`` and the tests call this."""
@@ -141,8 +158,7 @@ def build_services(drill: Drill, daily: DailyPosting, publisher: ChatPublisher,
 
     challenges.verdict_listeners.append(solve_rewards)
     mocks = MockDesk(drill.mock_store, drill.library, drill.clock, challenges, drill.rng, drill.practice.band)
-    weekly = WeeklyPosting(drill.db, drill.clock, publisher, on_change=daily.changed,
-                           library=drill.library, claims=WeeklyClaims(drill.db))
+    weekly = weekly_posting(drill.db, drill.clock, publisher, on_change=daily.changed, library=drill.library)
     return Services(
         drill=drill, daily=daily, weekly=weekly, challenges=challenges, mocks=mocks,
         group_mocks=GroupMocks(StoredGroupMocks(drill.db), mocks, drill.clock, publisher),

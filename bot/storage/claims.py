@@ -14,12 +14,12 @@ from sqlalchemy import ColumnElement, CursorResult, Result, select, update
 
 from bot.core.domain.clock import as_utc
 from bot.core.posting.claims import ClaimState
+from bot.core.weekly.ports import WeeklyNatural
 from bot.storage.db import Database
 from bot.storage.models import DailyClaim, Post, WeeklyClaim
 from bot.storage.upsert import dialect_insert
 
 DailyKey = tuple[int, date]  # (channel, local date)
-WeeklyNatural = tuple[int, str, date]  # (channel, kind, local Monday)
 
 
 def rows_changed(result: Result[Any]) -> int:

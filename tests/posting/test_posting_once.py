@@ -14,10 +14,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from bot.app import weekly_posting
 from bot.core.daily.service import BEING_POSTED, CLAIM_LEASE
 from bot.core.domain.clock import FakeClock
 from bot.core.domain.identity import channel_row
-from bot.core.weekly.service import CLOSING, WeeklyKind, WeeklyPosting
+from bot.core.weekly.service import CLOSING, WeeklyKind
 from bot.storage.claims import WeeklyClaims
 from bot.storage.models import DailyClaim, Post, Schedule, WeeklyClaim
 from tests.support.daily_process import where_of
@@ -118,12 +119,12 @@ async def test_a_retry_that_sent_deletes_a_stray_copy_that_landed_before_its_rec
 async def test_the_closing_summary_survives_a_crash_between_its_send_and_its_record(drill):
     channels = Channels(drill.clock)
     store = CrashBeforeRecord(WeeklyClaims(drill.db))
-    weekly = WeeklyPosting(drill.db, drill.clock, channels, bank=BANK)
+    weekly = weekly_posting(drill.db, drill.clock, channels, bank=BANK)
     here = await schedule(drill, channels, HERE)
     claim_id = await weekly.fire(here)
     await weekly_off(drill, here)
     drill.clock.advance(days=7)
-    crashing = WeeklyPosting(drill.db, drill.clock, channels, bank=BANK, claims=store)
+    crashing = weekly_posting(drill.db, drill.clock, channels, bank=BANK, claims=store)
     assert await crashing.close_due() == [claim_id]  # closed; the summary landed, unrecorded
     assert [(c, t) for c, t, _ in channels.closings()] == [("c1", "m1")]
     assert await weekly.close_due() == [] and await weekly.recover_unsent() == []  # lease held
@@ -146,7 +147,7 @@ async def test_a_closing_claimed_but_never_sent_is_sent_once_by_recovery(drill):
     """The process died after winning the closing claim, before sending: recovery posts the
     summary (nothing in the thread yet), and no second close posts another."""
     channels = Channels(drill.clock)
-    weekly = WeeklyPosting(drill.db, drill.clock, channels, bank=BANK)
+    weekly = weekly_posting(drill.db, drill.clock, channels, bank=BANK)
     here = await schedule(drill, channels, HERE)
     claim_id = await weekly.fire(here)
     await weekly_off(drill, here)
@@ -265,7 +266,7 @@ async def test_a_weekly_fire_that_fails_before_its_claim_is_posted_by_the_next_s
     from tests.support.weekly_claims import EASIEST, title
 
     channels = Channels(drill.clock)
-    weekly = WeeklyPosting(drill.db, drill.clock, channels, bank=BANK)
+    weekly = weekly_posting(drill.db, drill.clock, channels, bank=BANK)
     daily = DailyPosting(drill, channels)
     await daily.set_schedule(HERE, at="23:00", timezone="Europe/Berlin")  # no daily post due now
     await weekly.set_weekly(HERE, WeeklyKind.CHALLENGE, "wed", "10:00")  # now: Wed 10:00 CET

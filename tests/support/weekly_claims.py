@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
+from bot.app import weekly_posting
 from bot.core.daily.service import DailyPosting
 from bot.core.domain.identity import Where, channel_row
 from bot.core.domain.topics import TOPICS
 from bot.core.drill.delivery import Delivery
 from bot.core.render.questions import stars
-from bot.core.weekly.service import WeeklyKind, WeeklyPosting
+from bot.core.weekly.service import WeeklyKind
 from bot.storage.models import Schedule
 from tests.support.weekly_platform import BANK
 
@@ -72,7 +73,7 @@ def title(challenge) -> str:
 
 async def schedule(drill, channels, where: Where, spec: str = "wed 10:00") -> int:
     await DailyPosting(drill, channels).set_schedule(where, at="09:00", timezone="Europe/Berlin")
-    await WeeklyPosting(drill.db, drill.clock, channels, bank=BANK).set_weekly(
+    await weekly_posting(drill.db, drill.clock, channels, bank=BANK).set_weekly(
         where, WeeklyKind.CHALLENGE, *spec.split())
     async with drill.db.write() as session:
         return (await channel_row(session, where)).id

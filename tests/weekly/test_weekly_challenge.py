@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from bot.app import build_services
+from bot.app import build_services, weekly_posting
 from bot.core.challenges.desk import ChallengeDesk
 from bot.core.daily.service import DailyPosting
 from bot.core.domain.identity import Where, Who
@@ -30,13 +30,13 @@ def platform() -> Platform:
 
 @pytest.fixture
 def weekly(drill, platform) -> WeeklyPosting:
-    return WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
+    return weekly_posting(drill.db, drill.clock, platform, bank=BANK)
 
 
 async def _schedule(drill, platform, where=HERE, challenge="wed 10:00") -> None:
     daily = DailyPosting(drill, platform)
     await daily.set_schedule(where, at="09:00", timezone="Europe/Berlin")
-    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
+    weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
     await weekly.set_weekly(where, WeeklyKind.CHALLENGE, challenge.split()[0], challenge.split()[1])
 
 
@@ -81,8 +81,8 @@ async def _channel_pk(drill) -> int:
 async def test_two_replicas_racing_post_once_and_members_read_the_problem(drill, platform):
     await _schedule(drill, platform)
     pk = await _channel_pk(drill)
-    a = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
-    b = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
+    a = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
+    b = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
     results = await asyncio.gather(a.fire(pk), b.fire(pk), a.fire(pk))
     assert sum(r is not None for r in results) == 1
     posts = platform.posts()
@@ -104,7 +104,7 @@ async def test_a_crash_after_the_platform_accepted_is_recorded_not_resent(drill,
         await weekly.fire(pk)
     assert len(platform.posts()) == 1
     drill.clock.advance(minutes=6)  # past the lease: another replica recovers the claim
-    other = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
+    other = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
     assert len(await other.recover_unsent()) == 1
     assert len(platform.posts()) == 1  # found in the channel, not sent again
     async with drill.db.read() as session:
@@ -133,7 +133,7 @@ async def test_members_take_it_and_its_thread_names_this_weeks_solvers(drill, pl
     desk = ChallengeDesk(drill.db, drill.clock, BANK)
     ada, bob, cy = (Who("discord", "g1", u, n) for u, n in (("1", "Ada"), ("2", "Bob"), ("3", "Cy")))
     stranger = Who("discord", "g2", "9", "Stranger")
-    nothing_yet = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
+    nothing_yet = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
     assert await nothing_yet.current_item(HERE) is None
     first = min(BANK.challenges, key=lambda c: (c.difficulty, c.id))
     await desk.record(cy, first, solved=True)  # solved before the post: not this week's solver
@@ -182,7 +182,7 @@ async def test_week_boundaries_follow_the_schedule_timezone(drill) -> None:
 async def test_scheduler_runs_a_weekly_job_and_drops_it_when_turned_off(drill, platform):
     await _schedule(drill, platform)
     daily = DailyPosting(drill, platform)
-    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
+    weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
     scheduler = DailyScheduler(daily, weekly=weekly)
     await scheduler.rebuild()
     job = scheduler.scheduler.get_job(f"weekly:challenge:{await _channel_pk(drill)}")
@@ -195,7 +195,7 @@ async def test_scheduler_runs_a_weekly_job_and_drops_it_when_turned_off(drill, p
 async def test_catch_up_after_a_late_restart_posts_this_weeks_once(drill, platform):
     await _schedule(drill, platform)
     drill.clock.advance(hours=1)  # the process was down at 10:00 CET
-    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
+    weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
     assert len(await weekly.catch_up()) == 1
     assert await weekly.catch_up() == []
     assert len(platform.posts()) == 1

@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
+from bot.app import weekly_posting
 from bot.core.challenges.desk import ChallengeDesk
 from bot.core.content.challenges import ChallengeBank
 from bot.core.daily.service import CLAIM_LEASE, DailyPosting, schedule_of
@@ -32,7 +33,7 @@ def channels(drill) -> Channels:
 
 @pytest.fixture
 def weekly(drill, channels) -> WeeklyPosting:
-    return WeeklyPosting(drill.db, drill.clock, channels, bank=BANK)
+    return weekly_posting(drill.db, drill.clock, channels, bank=BANK)
 
 
 async def claim(drill, claim_id: int) -> WeeklyClaim:
@@ -74,7 +75,7 @@ async def test_each_channel_gets_its_own_post_and_the_easiest_problem_it_has_not
 
 async def test_every_problem_is_had_once_before_any_repeats(drill, channels) -> None:
     two = ChallengeBank(challenges=EASIEST[:2], problems=[])
-    weekly = WeeklyPosting(drill.db, drill.clock, channels, bank=two)
+    weekly = weekly_posting(drill.db, drill.clock, channels, bank=two)
     here = await schedule(drill, channels, HERE)
     for _ in range(3):
         await weekly.fire(here)
@@ -114,7 +115,7 @@ async def test_a_problem_gone_from_the_bank_is_replaced_on_retry(drill, channels
     here = await schedule(drill, channels, HERE)
     await fail_first_send(weekly, channels, here, "c1")
     without = ChallengeBank(challenges=EASIEST[1:], problems=[])
-    assert await WeeklyPosting(drill.db, drill.clock, channels, bank=without).recover_unsent() == [1]
+    assert await weekly_posting(drill.db, drill.clock, channels, bank=without).recover_unsent() == [1]
     assert channels.posts() == [title(EASIEST[1])]
 
 
@@ -135,7 +136,7 @@ async def test_a_send_that_never_answers_fails_at_its_deadline_and_is_retried(dr
 
 async def test_recovery_leaves_a_claim_whose_owner_is_still_sending(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    recovered = recover_during_send(channels, WeeklyPosting(drill.db, drill.clock, channels, bank=BANK))
+    recovered = recover_during_send(channels, weekly_posting(drill.db, drill.clock, channels, bank=BANK))
     assert await weekly.fire(here) == 1
     assert recovered == [[]] and len(channels.posts()) == 1
 
@@ -144,8 +145,8 @@ async def test_a_taken_over_claim_is_not_taken_again_while_its_new_owner_sends(d
     here = await schedule(drill, channels, HERE)
     await fail_first_send(weekly, channels, here, "c1")
     drill.clock.advance(minutes=10)
-    recovered = recover_during_send(channels, WeeklyPosting(drill.db, drill.clock, channels, bank=BANK))
-    assert await WeeklyPosting(drill.db, drill.clock, channels, bank=BANK).recover_unsent() == [1]
+    recovered = recover_during_send(channels, weekly_posting(drill.db, drill.clock, channels, bank=BANK))
+    assert await weekly_posting(drill.db, drill.clock, channels, bank=BANK).recover_unsent() == [1]
     assert recovered == [[]] and len(channels.posts()) == 1
 
 
@@ -242,7 +243,8 @@ async def test_digests_are_not_closed_and_closing_twice_posts_once(drill, channe
     assert (challenge, digest) == (1, 2)
     await weekly_off(drill, here)
     drill.clock.advance(days=8)
-    row = await claim(drill, challenge)
+    row = await weekly.store.claim(challenge)  # as it was before closing
+    assert row is not None
     assert await weekly.close_due() == [challenge]
     assert (await claim(drill, digest)).closed_at is None
     assert await weekly._close(row, drill.clock.now()) is False  # already closed: nothing posted
@@ -255,7 +257,7 @@ async def test_a_problem_gone_from_the_bank_still_closes_without_a_summary(drill
     await weekly_off(drill, here)
     drill.clock.advance(days=7)
     without = ChallengeBank(challenges=EASIEST[1:], problems=[])
-    assert await WeeklyPosting(drill.db, drill.clock, channels, bank=without).close_due() == [claim_id]
+    assert await weekly_posting(drill.db, drill.clock, channels, bank=without).close_due() == [claim_id]
     assert channels.closings() == []
     assert (await claim(drill, claim_id)).closed_at is not None
 

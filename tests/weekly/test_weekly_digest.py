@@ -9,10 +9,11 @@ from datetime import date
 
 from PIL import Image
 
+from bot.app import weekly_posting
 from bot.core.daily.service import DailyPosting
 from bot.core.domain.identity import channel_row
 from bot.core.weekly.digest import weekly_digest
-from bot.core.weekly.service import WeeklyKind, WeeklyPosting
+from bot.core.weekly.service import WeeklyKind
 from bot.storage.digest_queries import StoredDigestReads
 from tests.support.weekly_digest import HERE, two_weeks
 from tests.support.weekly_platform import BANK, Platform
@@ -50,12 +51,12 @@ async def test_the_weekly_digest_posts_once_with_its_chart_and_text(drill, publi
     q = await two_weeks(drill, publisher)
     daily = DailyPosting(drill, platform)
     await daily.set_schedule(HERE, at="09:00", timezone="UTC")
-    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     reply = await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "mon", "09:00")
     assert reply.plain().startswith("Weekly digest: mon 09:00 UTC. Next: Mon 16 Mar 09:00")
     assert "Weekly digest: mon 09:00 UTC" in (await daily.status(HERE)).plain()
     drill.clock.advance(days=6, hours=20)  # Mon 16 Mar, after 09:00
-    other = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    other = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     async with drill.db.write() as session:
         pk = (await channel_row(session, HERE)).id
     done = await asyncio.gather(weekly.fire(pk, WeeklyKind.DIGEST), other.fire(pk, WeeklyKind.DIGEST))
@@ -79,7 +80,7 @@ async def test_an_empty_week_says_so(drill):
     platform = Platform()
     daily = DailyPosting(drill, platform)
     await daily.set_schedule(HERE, at="09:00", timezone="Europe/Berlin")
-    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "wed", "10:00")  # now, in Berlin
     assert len(await weekly.catch_up()) == 1
     [(_, message, _, _)] = platform.messages

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from bot.app import weekly_posting
 from bot.core.daily.service import DailyPosting
 from bot.core.domain.identity import channel_row
-from bot.core.weekly.service import WeeklyKind, WeeklyPosting
+from bot.core.weekly.service import WeeklyKind
 from bot.storage.models import WeeklyClaim
 from tests.support.weekly_digest import HERE, two_weeks
 from tests.support.weekly_platform import BANK, Platform
@@ -19,7 +20,7 @@ async def _digest_week(drill, publisher, platform: Platform) -> int:
     """Two weeks of answers, a digest on Mondays 09:00 UTC, the clock on Mon 16 Mar 10:00."""
     await two_weeks(drill, publisher)
     await DailyPosting(drill, platform).set_schedule(HERE, at="09:00", timezone="UTC")
-    weekly = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "mon", "09:00")
     drill.clock.advance(days=6, hours=20)
     async with drill.db.write() as session:
@@ -33,12 +34,12 @@ def _digests(platform: Platform) -> list[str]:
 async def test_a_crash_before_the_digest_was_accepted_gives_one_digest_after_recovery(drill, publisher):
     platform = Platform()
     pk = await _digest_week(drill, publisher, platform)
-    first = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    first = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     platform.fail_before_accept = True
     with pytest.raises(ConnectionError):
         await first.fire(pk, WeeklyKind.DIGEST)
     assert platform.posts() == []
-    restarted = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    restarted = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     assert await restarted.fire(pk, WeeklyKind.DIGEST) is None  # the week's claim stands
     assert await restarted.catch_up() == []  # nor does a restart's catch-up claim it again
     drill.clock.advance(seconds=1)
@@ -53,13 +54,13 @@ async def test_a_crash_before_the_digest_was_accepted_gives_one_digest_after_rec
 async def test_a_crash_after_the_digest_was_accepted_is_found_not_reposted(drill, publisher):
     platform = Platform()
     pk = await _digest_week(drill, publisher, platform)
-    first = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    first = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     platform.die_after_accept = True
     with pytest.raises(TimeoutError):
         await first.fire(pk, WeeklyKind.DIGEST)
     assert len(_digests(platform)) == 1
     drill.clock.advance(minutes=6)  # past the lease: another replica recovers the claim
-    other = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
+    other = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     assert len(await other.recover_unsent()) == 1
     assert len(_digests(platform)) == 1 and len(platform.posts()) == 1
     async with drill.db.read() as session:

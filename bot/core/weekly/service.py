@@ -11,6 +11,9 @@ its thread lists who solved it during its week, by name only, never their code. 
 claim too (kind ``closing``, the challenge's week): whoever wins it marks the challenge closed
 and posts the summary into the challenge's thread, keyed, so a crash between the send and its
 record is finished by recovery, which looks in the thread first: exactly once, not at most once.
+
+The claims and what the posts read live behind ``bot.core.weekly.ports`` (``WeeklyStore``,
+``DigestReads``); the wiring (``bot.app.weekly_posting``) builds them and hands them in.
 """
 
 from __future__ import annotations
@@ -20,10 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
-
-from sqlalchemy import select, update
 
 from bot.core.content.bank import Library
 from bot.core.content.challenges import Challenge, ChallengeBank, shipped_challenges
@@ -33,15 +33,14 @@ from bot.core.daily.schedules import (
     ScheduleError,
     ScheduleView,
     parse_time,
-    view_of,
 )
 from bot.core.domain.actions import Action, Verb
-from bot.core.domain.clock import Clock, as_utc
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.clock import Clock
+from bot.core.domain.identity import Where
 from bot.core.domain.messages import Button, ButtonStyle, Message
 from bot.core.domain.topics import TOPICS
 from bot.core.drill.delivery import permalink
-from bot.core.posting.claims import LOOKBACK_MARGIN, ClaimStore, Outcome
+from bot.core.posting.claims import LOOKBACK_MARGIN, Outcome
 from bot.core.posting.keyed import WEEKLY_PREFIX, Delivery
 from bot.core.posting.poster import Lost, Poster, PosterSetting, Prepared, Words
 from bot.core.progress.progress_charts import board_attachment
@@ -49,19 +48,7 @@ from bot.core.publisher import Publisher
 from bot.core.render.notices import counted, notice
 from bot.core.render.questions import stars
 from bot.core.weekly.digest import digest_message, weekly_digest
-from bot.core.weekly.ports import DigestReads
-from bot.storage.claims import WeeklyClaims, WeeklyNatural, rows_changed
-from bot.storage.digest_queries import StoredDigestReads
-from bot.storage.models import ChallengeProgress, Channel, Member, Schedule, WeeklyClaim
-from bot.storage.schedules import (
-    all_schedules,
-    schedule_of,
-    schedule_rows_of,
-    weekly_claimed_since,
-)
-
-if TYPE_CHECKING:
-    from bot.storage.db import Database
+from bot.core.weekly.ports import DigestReads, WeeklyNatural, WeeklyPost, WeeklyStore
 
 log = logging.getLogger(__name__)
 
@@ -167,20 +154,18 @@ class WeeklyPosting:
     renew_every_s = PosterSetting[float]("renew_every_s")
     publish_deadline_s = PosterSetting[float]("publish_deadline_s")
 
-    def __init__(self, db: Database, clock: Clock, publisher: Publisher,
+    def __init__(self, store: WeeklyStore, digest_reads: DigestReads, clock: Clock, publisher: Publisher,
                  bank: ChallengeBank | None = None,
                  on_change: Callable[[], Awaitable[None]] | None = None,
-                 library: Library | None = None,
-                 claims: ClaimStore[WeeklyNatural, int] | None = None,
-                 digest_reads: DigestReads | None = None) -> None:
-        self.db = db
-        self.digest_reads = digest_reads or StoredDigestReads()
+                 library: Library | None = None) -> None:
+        self.store = store
+        self.digest_reads = digest_reads
         self.library = library or Library(banks=[])
         self.on_change = on_change  # awaited after a schedule changes (the scheduler rebuilds)
         self.clock = clock
         self.publisher = publisher
         self._bank = bank
-        self.poster = Poster(claims or WeeklyClaims(db), self.now, WEEKLY_WORDS)
+        self.poster = Poster(store.claims, self.now, WEEKLY_WORDS)
 
     @property
     def bank(self) -> ChallengeBank:
@@ -199,18 +184,12 @@ class WeeklyPosting:
             spec = parse_weekly(day, at)
         except ValueError as exc:
             return notice(str(exc))
-        async with self.db.write() as session:
-            channel = await channel_row(session, where)
-            done = await session.execute(
-                update(Schedule).where(Schedule.channel_id == channel.id)
-                .values({kind.column: spec, "updated_at": self.now()})
-            )
-            channel_pk = channel.id
-        if not rows_changed(done):
+        channel_pk = await self.store.set_spec(where, kind.column, spec, self.now())
+        if channel_pk is None:
             return notice(NEEDS_DAILY)
         if self.on_change is not None:
             await self.on_change()
-        view = await schedule_of(self.db, channel_pk)
+        view = await self.store.schedule(channel_pk)
         assert view is not None
         if spec is None:
             return notice(f"{kind.label} turned off for this channel.")
@@ -228,9 +207,7 @@ class WeeklyPosting:
 
     async def digest_now(self, where: Where) -> Message:
         """Post last week's digest at once (an extra: this week's scheduled one still comes)."""
-        async with self.db.write() as session:
-            channel_pk = (await channel_row(session, where)).id
-        view = await schedule_of(self.db, channel_pk)
+        view = await self.store.schedule(await self.store.channel_pk(where))
         if view is None:
             return notice(NEEDS_DAILY)
         message = await self._digest_post(0, view, week_start(self.now(), view.timezone))
@@ -240,8 +217,8 @@ class WeeklyPosting:
 
     async def _digest_post(self, claim_id: int, view: ScheduleView, monday: date) -> Message:
         """The digest of the week before ``monday``, with its chart and a "My progress" button."""
-        async with self.db.read() as session:
-            digest = await weekly_digest(self.digest_reads, session, self.library, view.channel_pk, view.timezone,
+        async with self.store.read() as tx:
+            digest = await weekly_digest(self.digest_reads, tx, self.library, view.channel_pk, view.timezone,
                                          monday - timedelta(days=7))
         ref = digest.hardest.platform_ref if digest.hardest else None
         link = await permalink(self.publisher, view.where, ref) if ref else None
@@ -254,7 +231,7 @@ class WeeklyPosting:
     # ---- posting ----------------------------------------------------------------------
     async def fire(self, channel_pk: int, kind: WeeklyKind = WeeklyKind.CHALLENGE) -> int | None:
         """What the scheduler's weekly job calls: close last week's, post this week's."""
-        view = await schedule_of(self.db, channel_pk)
+        view = await self.store.schedule(channel_pk)
         if view is None or view.paused or spec_of(view, kind) is None:
             return None
         if kind is WeeklyKind.CHALLENGE:
@@ -267,7 +244,7 @@ class WeeklyPosting:
     async def catch_up(self) -> list[int]:
         """This week's post that a restart missed (within the daily grace window)."""
         posted = []
-        for view, kind in self.missing(await all_schedules(self.db), self.now(), set()):
+        for view, kind in self.missing(await self.store.schedules(), self.now(), set()):
             claim_id = await self.fire(view.channel_pk, kind)
             if claim_id is not None:
                 posted.append(claim_id)
@@ -293,19 +270,14 @@ class WeeklyPosting:
                         grace: timedelta = CATCH_UP_GRACE) -> list[tuple[ScheduleView, WeeklyKind]]:
         """``missing`` against the claims in the database (what the periodic sweep queues)."""
         oldest = (now - grace - timedelta(days=8)).date()
-        async with self.db.read() as session:
-            claimed = await weekly_claimed_since(session, oldest)
-        return self.missing(views, now, claimed, grace)
+        return self.missing(views, now, await self.store.claimed_since(oldest), grace)
 
     async def _insert_claim(self, view: ScheduleView, kind: WeeklyKind | str, monday: date) -> Held | None:
         won = await self.poster.claim((view.channel_pk, str(kind), monday))
         return None if won is None else Held(won[0], view, won[1])
 
-    async def _pick(self, session, channel_pk: int) -> Challenge:  # noqa: ANN001
-        """A problem this channel has not had yet (all used: start over), easiest first."""
-        used = set(await session.scalars(
-            select(WeeklyClaim.item).where(WeeklyClaim.channel_id == channel_pk,
-                                           WeeklyClaim.item.is_not(None))))
+    def _pick(self, used: set[str]) -> Challenge:
+        """A problem this channel has not had (``used``) yet (all used: start over), easiest first."""
         fresh = [c for c in self.bank.challenges if c.id not in used] or list(self.bank.challenges)
         return min(fresh, key=lambda c: (c.difficulty, c.id))
 
@@ -318,25 +290,22 @@ class WeeklyPosting:
         """What the claim posts: the challenge (picked once), the digest, or the closing summary
         (into the challenge's thread). ``opened_at`` marks the first attempt: later ones retry."""
         now = self.now()
-        challenge_row: WeeklyClaim | None = None  # what a closing summary closes
-        async with self.db.write() as session:
-            row = await session.get(WeeklyClaim, held.claim_id)
-            if row is None or row.claimed_by != held.token or row.sent_at is not None:
+        challenge_row: WeeklyPost | None = None  # what a closing summary closes
+        async with self.store.write() as tx:
+            opened_claim = await self.store.open_claim(tx, held.claim_id, held.token, now)
+            if opened_claim is None:
                 return Lost(held.claim_id)
-            retry = row.opened_at is not None
-            if row.opened_at is None:
-                row.opened_at = now
-            opened, kind, monday = as_utc(row.opened_at), row.kind, row.week_start
+            row, opened, retry = opened_claim.post, opened_claim.opened_at, opened_claim.retry
+            kind, monday = row.kind, row.week_start
             if kind == WeeklyKind.CHALLENGE.value:
-                if row.item is None or self.bank.get(row.item) is None:
-                    row.item = (await self._pick(session, held.view.channel_pk)).id
-                challenge = self.bank.get(row.item)
-            elif kind == CLOSING:
-                challenge_row = await session.scalar(select(WeeklyClaim).where(
-                    WeeklyClaim.channel_id == row.channel_id, WeeklyClaim.week_start == monday,
-                    WeeklyClaim.kind == WeeklyKind.CHALLENGE.value))
-                if challenge_row is not None and challenge_row.closed_at is None:
-                    challenge_row.closed_at = now  # a crash came between the claim and the mark
+                item = row.item
+                if item is None or self.bank.get(item) is None:
+                    item = self._pick(await self.store.used_items(tx, held.view.channel_pk)).id
+                    await self.store.set_item(tx, held.claim_id, item)
+                challenge = self.bank.get(item)
+            elif kind == CLOSING:  # marked closed if a crash came between the claim and the mark
+                challenge_row = await self.store.close_in(tx, row.channel_pk, WeeklyKind.CHALLENGE.value,
+                                                          monday, now)
         delivery = Delivery(held.claim_id, opened - LOOKBACK_MARGIN, WEEKLY_PREFIX)
         if kind == WeeklyKind.DIGEST.value:
             message = await self._digest_post(held.claim_id, held.view, monday)
@@ -356,9 +325,8 @@ class WeeklyPosting:
         send failed): challenges, digests and closing summaries alike."""
         sent = []
         for claim_id in await self.poster.stale():
-            async with self.db.read() as session:
-                channel_pk = await session.scalar(select(WeeklyClaim.channel_id).where(WeeklyClaim.id == claim_id))
-            view = await schedule_of(self.db, channel_pk) if channel_pk is not None else None
+            claim = await self.store.claim(claim_id)
+            view = await self.store.schedule(claim.channel_pk) if claim is not None else None
             if view is None:
                 continue
             token = await self.poster.take_over(claim_id)
@@ -379,30 +347,25 @@ class WeeklyPosting:
         """Close every sent challenge a newer one replaced, or older than a week (in one
         channel, or in all). One read of the open challenges and one of their schedules."""
         now = self.now()
-        query = (select(WeeklyClaim).where(WeeklyClaim.kind == WeeklyKind.CHALLENGE.value,
-                                           WeeklyClaim.sent_at.is_not(None), WeeklyClaim.closed_at.is_(None))
-                 .order_by(WeeklyClaim.channel_id, WeeklyClaim.week_start))
-        if channel_pk is not None:
-            query = query.where(WeeklyClaim.channel_id == channel_pk)
-        async with self.db.read() as session:
-            rows = (await session.execute(query)).scalars().all()
+        async with self.store.read() as tx:
+            rows = await self.store.open_posts(tx, WeeklyKind.CHALLENGE.value, channel_pk)
             if not rows:
                 return []
-            views = {r.channel_pk: view_of(r)
-                     for r in await schedule_rows_of(session, {row.channel_id for row in rows})}
+            views = await self.store.schedules_of(tx, {row.channel_pk for row in rows})
         newest: dict[int, date] = {}
         for row in rows:
-            newest[row.channel_id] = max(newest.get(row.channel_id, row.week_start), row.week_start)
+            newest[row.channel_pk] = max(newest.get(row.channel_pk, row.week_start), row.week_start)
         closed = []
         for row in rows:
-            replaced = newest[row.channel_id] > row.week_start
-            due = as_utc(row.sent_at) + CLOSE_AFTER <= now  # type: ignore[arg-type]  # sent_at is set: the query kept sent rows only
-            view = views.get(row.channel_id)
+            replaced = newest[row.channel_pk] > row.week_start
+            assert row.sent_at is not None  # open posts are sent ones
+            due = row.sent_at + CLOSE_AFTER <= now
+            view = views.get(row.channel_pk)
             if (replaced or due or self._newer_due(row, view, now)) and await self._close(row, now, view):
                 closed.append(row.id)
         return closed
 
-    def _newer_due(self, row: WeeklyClaim, view: ScheduleView | None, now: datetime) -> bool:
+    def _newer_due(self, row: WeeklyPost, view: ScheduleView | None, now: datetime) -> bool:
         """This week's post time has come in the row's channel (its post may still be sending)."""
         spec = view and spec_of(view, WeeklyKind(row.kind))
         if not view or not spec:
@@ -410,26 +373,12 @@ class WeeklyPosting:
         monday = week_start(now, view.timezone)
         return monday > row.week_start and fire_time(spec, view.timezone, monday) <= now
 
-    async def solvers(self, row: WeeklyClaim, until: datetime) -> list[str]:
+    async def solvers(self, row: WeeklyPost, until: datetime) -> list[str]:
         """Members of the channel's community who solved the item during its week, first first."""
         assert row.sent_at is not None
-        return await self._solvers(row.channel_id, row.item, as_utc(row.sent_at), until)
+        return await self.store.solver_names(row.channel_pk, row.item, row.sent_at, until)
 
-    async def _solvers(self, channel_pk: int, item: str | None, since: datetime, until: datetime) -> list[str]:
-        async with self.db.read() as session:
-            channel = await session.get(Channel, channel_pk)
-            assert channel is not None
-            names = await session.scalars(
-                select(Member.display_name)
-                .join(ChallengeProgress, ChallengeProgress.member_id == Member.id)
-                .where(ChallengeProgress.challenge_id == item,
-                       ChallengeProgress.workspace_id == channel.workspace_id,
-                       ChallengeProgress.solved_at >= since,
-                       ChallengeProgress.solved_at <= until)
-                .order_by(ChallengeProgress.solved_at, Member.id))
-            return list(names)
-
-    async def _summary(self, row: WeeklyClaim | None) -> Message | None:
+    async def _summary(self, row: WeeklyPost | None) -> Message | None:
         """The closing summary of challenge claim ``row``: its solvers from its post until it
         closed (at most a week), the same on every attempt; None when there is nothing to say
         it in (the problem left the bank, or the post has no message)."""
@@ -438,28 +387,24 @@ class WeeklyPosting:
         challenge = self.bank.get(row.item or "")
         if challenge is None:
             return None
-        sent = as_utc(row.sent_at)
-        until = min(as_utc(row.closed_at) if row.closed_at else self.now(), sent + CLOSE_AFTER)
-        return closing_message(challenge, await self._solvers(row.channel_id, row.item, sent, until))
+        until = min(row.closed_at or self.now(), row.sent_at + CLOSE_AFTER)
+        return closing_message(challenge, await self.solvers(row, until))
 
-    async def _close(self, row: WeeklyClaim, now: datetime, view: ScheduleView | None = None) -> bool:
+    async def _close(self, row: WeeklyPost, now: datetime, view: ScheduleView | None = None) -> bool:
         """Close challenge claim ``row`` once: False when it is closed (or closing) already.
 
         With a summary to post, winning the closing claim is the decision; the challenge is
         marked closed next and the summary sent under that claim (a crash anywhere after the
         claim is finished by recovery). Without one, marking it closed is the decision."""
-        view = view or await schedule_of(self.db, row.channel_id)
+        view = view or await self.store.schedule(row.channel_pk)
         summary = (view is not None and row.platform_ref is not None
                    and self.bank.get(row.item or "") is not None)
         held = await self._insert_claim(view, CLOSING, row.week_start) if summary and view else None
         if summary and held is None:
             return False  # another process (or an earlier attempt) is closing it
-        async with self.db.write() as session:
-            won = await session.execute(update(WeeklyClaim).where(WeeklyClaim.id == row.id,
-                                                                  WeeklyClaim.closed_at.is_(None))
-                                        .values(closed_at=now))
+        won = await self.store.close(row.id, now)
         if held is None:
-            return bool(rows_changed(won))
+            return won
         try:
             await self._send(held)
         except Exception as exc:
@@ -470,18 +415,9 @@ class WeeklyPosting:
     # ---- members -------------------------------------------------------------------------
     async def item_of(self, claim_id: int) -> str | None:
         """The challenge a weekly post (its "Take this challenge" button) shows."""
-        async with self.db.read() as session:
-            row = await session.get(WeeklyClaim, claim_id)
-            return row.item if row is not None and row.sent_at is not None else None
+        row = await self.store.claim(claim_id)
+        return row.item if row is not None and row.sent_at is not None else None
 
     async def current_item(self, where: Where) -> str | None:
         """The challenge this channel's latest weekly post shows, while it is open."""
-        async with self.db.write() as session:
-            channel_pk = (await channel_row(session, where)).id
-        async with self.db.read() as session:
-            return await session.scalar(
-                select(WeeklyClaim.item).where(WeeklyClaim.channel_id == channel_pk,
-                                               WeeklyClaim.kind == WeeklyKind.CHALLENGE.value,
-                                               WeeklyClaim.sent_at.is_not(None),
-                                               WeeklyClaim.closed_at.is_(None))
-                .order_by(WeeklyClaim.week_start.desc()).limit(1))
+        return await self.store.current_item(where, WeeklyKind.CHALLENGE.value)
