@@ -32,6 +32,39 @@ class Transactions(Protocol):
         ...
 
 
+# ---- members and channels ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemberRef:
+    """A member's row as most interactions need it: its id, its workspace's, its name."""
+
+    id: int
+    workspace_id: int
+    display_name: str
+
+
+@dataclass(frozen=True)
+class ChannelRef:
+    """A channel's row as the boards and stats read it: its id and its timezone."""
+
+    id: int
+    timezone: str
+
+
+class Identities(Protocol):
+    """The member and channel rows (``bot.storage.identity.StoredIdentities``), found or made
+    on first sight inside the caller's transaction, so the features key their rows by id."""
+
+    async def member(self, tx: Tx, who: Who) -> MemberRef:
+        """The member (and their workspace) made if new; a changed display name updated."""
+        ...
+
+    async def channel(self, tx: Tx, where: Where) -> ChannelRef:
+        """The channel (and its workspace) made if new, in UTC."""
+        ...
+
+
 # ---- live rounds --------------------------------------------------------------------------
 
 

@@ -35,11 +35,12 @@ from bot.core.content.csv_bank import check_csv_bank, is_csv
 from bot.core.content.importers import ImportFormatError
 from bot.core.content.importers import import_text as draft_from_text
 from bot.core.domain.clock import Clock
-from bot.core.domain.identity import Who, workspace_row
+from bot.core.domain.identity import Who
 from bot.core.domain.messages import Attachment, Message, Upload
 from bot.core.domain.topics import TOPICS
 from bot.core.render.notices import counted, notice
 from bot.storage.db import Database
+from bot.storage.identity import workspace_row
 from bot.storage.models import CommunityBank, CommunityQuestion, Suggestion
 
 SUGGESTIONS_BANK = "suggestions"

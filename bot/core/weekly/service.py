@@ -37,7 +37,7 @@ from bot.core.daily.schedules import (
 )
 from bot.core.domain.actions import Action, Verb
 from bot.core.domain.clock import Clock, as_utc
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
 from bot.core.domain.messages import Button, ButtonStyle, Message
 from bot.core.domain.topics import TOPICS
 from bot.core.drill.delivery import permalink
@@ -52,6 +52,7 @@ from bot.core.weekly.digest import digest_message, weekly_digest
 from bot.core.weekly.ports import DigestReads
 from bot.storage.claims import WeeklyClaims, WeeklyNatural, rows_changed
 from bot.storage.digest_queries import StoredDigestReads
+from bot.storage.identity import channel_row
 from bot.storage.models import ChallengeProgress, Channel, Member, Schedule, WeeklyClaim
 from bot.storage.schedules import (
     all_schedules,
