@@ -3,8 +3,9 @@ owns its ports; ``bot.storage`` implements them and the wiring hands the impleme
 
 ``Transactions`` is the unit of work: ``read()`` and ``write()`` open one transaction and yield
 a ``Tx`` the core never looks into; it only hands it back to a storage function or port, so a
-feature that reads several things in one transaction still does so in one. The other ports
-own their transactions: each call is the one transaction the feature made before.
+feature that reads several things in one transaction still does so in one. A port method
+that takes a ``Tx`` works inside the caller's transaction (``Identities``, ``CommunityRows``);
+the others own theirs: each call is the one transaction the feature made before.
 """
 
 from __future__ import annotations
