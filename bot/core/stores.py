@@ -3,8 +3,9 @@ owns its ports; ``bot.storage`` implements them and the wiring hands the impleme
 
 ``Transactions`` is the unit of work: ``read()`` and ``write()`` open one transaction and yield
 a ``Tx`` the core never looks into; it only hands it back to a storage function or port, so a
-feature that reads several things in one transaction still does so in one. The other ports
-own their transactions: each call is the one transaction the feature made before.
+feature that reads several things in one transaction still does so in one. A port method
+that takes a ``Tx`` works inside the caller's transaction (``Identities``, ``CommunityRows``);
+the others own theirs: each call is the one transaction the feature made before.
 """
 
 from __future__ import annotations
@@ -29,6 +30,39 @@ class Transactions(Protocol):
 
     def write(self) -> AbstractAsyncContextManager[Tx]:
         """Commits on success, rolls back on error."""
+        ...
+
+
+# ---- members and channels ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemberRef:
+    """A member's row as most interactions need it: its id, its workspace's, its name."""
+
+    id: int
+    workspace_id: int
+    display_name: str
+
+
+@dataclass(frozen=True)
+class ChannelRef:
+    """A channel's row as the boards and stats read it: its id and its timezone."""
+
+    id: int
+    timezone: str
+
+
+class Identities(Protocol):
+    """The member and channel rows (``bot.storage.identity.StoredIdentities``), found or made
+    on first sight inside the caller's transaction, so the features key their rows by id."""
+
+    async def member(self, tx: Tx, who: Who) -> MemberRef:
+        """The member (and their workspace) made if new; a changed display name updated."""
+        ...
+
+    async def channel(self, tx: Tx, where: Where) -> ChannelRef:
+        """The channel (and its workspace) made if new, in UTC."""
         ...
 
 

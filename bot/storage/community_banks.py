@@ -14,8 +14,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.community_banks.ports import BankRace, StoredBank, StoredSuggestion
-from bot.core.domain.identity import Who, workspace_row
+from bot.core.domain.identity import Who
 from bot.storage.db import Database
+from bot.storage.identity import workspace_row
 from bot.storage.models import CommunityBank, CommunityQuestion, Suggestion
 
 

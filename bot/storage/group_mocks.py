@@ -12,11 +12,12 @@ from typing import Any
 from sqlalchemy import Row, and_, exists, func, select, update
 
 from bot.core.domain.clock import as_utc
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
 from bot.core.mock.ports import GroupKey, GroupMockView, Taker
 from bot.core.posting.claims import ClaimStore
 from bot.storage.claims import ClaimsById
 from bot.storage.db import Database
+from bot.storage.identity import channel_row
 from bot.storage.models import (
     Channel,
     GroupMock,

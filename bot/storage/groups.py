@@ -6,9 +6,10 @@ from sqlalchemy import CursorResult, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.domain.clock import Clock
-from bot.core.domain.identity import Who, member_row, workspace_row
+from bot.core.domain.identity import Who
 from bot.core.progress.groups import display_name, missing, name_key, taken
 from bot.core.progress.ports import Group
+from bot.storage.identity import member_row, workspace_row
 from bot.storage.models import GroupMember, StudyGroup
 from bot.storage.upsert import dialect_insert
 

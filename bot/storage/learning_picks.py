@@ -18,13 +18,14 @@ from sqlalchemy import and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
-from bot.core.domain.identity import Who, workspace_row
+from bot.core.domain.identity import Who
 from bot.core.learning.irt import ItemEstimate
 from bot.core.learning.picks import ItemInfo, Pick
 from bot.core.learning.quality import QuestionStats
 from bot.core.learning.quality_desk import CommunityPool
 from bot.storage.db import Database
 from bot.storage.estimates import read_item_estimates
+from bot.storage.identity import workspace_row
 from bot.storage.models import Answer, CommunityBank, CommunityQuestion, MemberAbility
 from bot.storage.visibility import on_open_question
 

@@ -18,7 +18,7 @@ from bot.core.community_banks.shelf import Shelf
 from bot.core.content.bank import Library, Question
 from bot.core.content.challenges import Challenge
 from bot.core.domain.clock import Clock, as_utc
-from bot.core.domain.identity import Who, member_row, workspace_row
+from bot.core.domain.identity import Who
 from bot.core.domain.kinds import PostKind
 from bot.core.learning.readiness import OverallReadiness, Readiness
 from bot.core.mock.interview import eve
@@ -30,6 +30,7 @@ from bot.core.reveal.posts import create_post
 from bot.core.reveal.posts import order_of as post_order
 from bot.storage.db import Database
 from bot.storage.estimates import read_abilities
+from bot.storage.identity import member_row, workspace_row
 from bot.storage.models import (
     Answer,
     ChallengeProgress,

@@ -14,9 +14,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.domain.clock import Clock
-from bot.core.domain.identity import Who, member_row, workspace_row
+from bot.core.domain.identity import Who
 from bot.core.learning.report_desk import OpenReport, Recorded, ReportCounts
 from bot.storage.db import Database
+from bot.storage.identity import member_row, workspace_row
 from bot.storage.models import (
     Channel,
     CommunityBank,

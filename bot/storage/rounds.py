@@ -9,9 +9,10 @@ from sqlalchemy import case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.domain.clock import Clock
-from bot.core.domain.identity import Where, Who, channel_row, member_row
+from bot.core.domain.identity import Where, Who
 from bot.core.stores import RoundSettings, Standing
 from bot.storage.db import Database
+from bot.storage.identity import channel_row, member_row
 from bot.storage.models import Answer, Member, Post, Round
 
 

@@ -17,11 +17,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.daily.schedules import ScheduleView, view_of
 from bot.core.domain.clock import as_utc
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
 from bot.core.posting.claims import ClaimStore
 from bot.core.weekly.ports import OpenedClaim, WeeklyNatural, WeeklyPost
 from bot.storage.claims import WeeklyClaims, rows_changed
 from bot.storage.db import Database
+from bot.storage.identity import channel_row
 from bot.storage.models import ChallengeProgress, Channel, Member, Schedule, WeeklyClaim
 from bot.storage.schedules import (
     all_schedules,

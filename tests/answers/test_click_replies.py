@@ -15,9 +15,9 @@ from sqlalchemy import func, select
 from bot.core.answers import recording as answers
 from bot.core.answers.recording import _in_words
 from bot.core.domain.actions import Verb
-from bot.core.domain.identity import channel_row
 from bot.core.progress import srs
 from bot.core.reveal.posts import order_of
+from bot.storage.identity import channel_row
 from bot.storage.models import Answer, Member, Post, Quiz, SrsCard
 from tests.support.clicks import WHERE, channel_post, click, one_question_quiz, post_of, who
 

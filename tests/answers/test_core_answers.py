@@ -99,7 +99,7 @@ async def test_200_concurrent_answers_from_100_members_record_exactly_100(drill,
 
 
 async def test_speed_bonus_only_when_channel_enables_it(drill, publisher, clock):
-    from bot.core.domain.identity import channel_row
+    from bot.storage.identity import channel_row
 
     async with drill.db.write() as s:
         (await channel_row(s, WHERE)).speed_bonus = True

@@ -446,7 +446,7 @@ async def test_the_weekly_challenge_opens_from_the_command_and_the_button(desk: 
 
 
 async def _channel_pk(desk: CommandDesk) -> int:
-    from bot.core.domain.identity import channel_row
+    from bot.storage.identity import channel_row
 
     async with desk.services.drill.db.write() as session:
         return (await channel_row(session, HERE)).id

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.core.content.bank import Bank, Kind, Library, Question, twin_groups
-from bot.core.domain.identity import Where, Who, channel_row
+from bot.core.domain.identity import Where, Who
 from bot.core.drill.selection import next_for_channel, without_twins
+from bot.storage.identity import channel_row
 from bot.storage.served import StoredServed
 
 HERE = Where("discord", "g1", "c1", "one")

@@ -20,8 +20,9 @@ from bot.core.daily.service import (
     parse_time,
     parse_weekdays,
 )
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
 from bot.scheduler import DailyScheduler, cron_for
+from bot.storage.identity import channel_row
 from bot.storage.models import DailyClaim, Post
 
 BERLIN = Where("discord", "g1", "c1", "general")

@@ -24,7 +24,7 @@ from bot.core.daily.service import (
     token_for,
 )
 from bot.core.domain.actions import Action, Verb
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
 from bot.core.drill.delivery import (
     KEY_PREFIX,
     WEEKLY_PREFIX,
@@ -35,6 +35,7 @@ from bot.core.drill.delivery import (
     publish_once,
     send_or_find,
 )
+from bot.storage.identity import channel_row
 from bot.storage.models import DailyClaim, Post
 
 HERE = Where("discord", "g1", "c1", "general")

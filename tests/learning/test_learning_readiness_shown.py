@@ -11,13 +11,13 @@ from PIL import Image
 from sqlalchemy import delete, select
 
 from bot.core.domain.actions import Action, Verb
-from bot.core.domain.identity import channel_row
 from bot.core.learning.readiness import OverallReadiness, Readiness
 from bot.core.progress import chart_data
 from bot.core.render import charts
 from bot.core.reveal.posts import order_of
 from bot.core.weekly.digest import Digest, digest_message, weekly_digest
 from bot.storage.digest_queries import StoredDigestReads
+from bot.storage.identity import channel_row
 from bot.storage.models import Answer, Post, QuestionDifficulty, QuestionDifficultyStripe
 from tests.support.weekly_digest import HERE, who
 

@@ -17,9 +17,9 @@ from sqlalchemy import select
 from bot.app import weekly_posting
 from bot.core.daily.service import BEING_POSTED, CLAIM_LEASE
 from bot.core.domain.clock import FakeClock
-from bot.core.domain.identity import channel_row
 from bot.core.weekly.service import CLOSING, WeeklyKind
 from bot.storage.claims import WeeklyClaims
+from bot.storage.identity import channel_row
 from bot.storage.models import DailyClaim, Post, Schedule, WeeklyClaim
 from tests.support.daily_process import where_of
 from tests.support.fake_discord import FakeDiscord

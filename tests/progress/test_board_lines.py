@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
+from bot.storage.identity import channel_row
 from tests.support.board_helpers import answer_daily, player
 
 C1 = Where("discord", "g1", "c1", "one")

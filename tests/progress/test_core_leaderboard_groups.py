@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bot.core.domain.actions import Action, Verb
-from bot.core.domain.identity import channel_row
 from bot.core.domain.periods import Period, period_start
 from bot.core.reveal.posts import order_of
+from bot.storage.identity import channel_row
 from bot.storage.models import Post
 from tests.support.group_boards import C1, C2, answer_post, names, who
 

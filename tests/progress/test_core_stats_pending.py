@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.core.domain.identity import channel_row, member_row
 from bot.core.progress.stats import member_stats
+from bot.storage.identity import channel_row, member_row
 from tests.support.reveal import C1, ask_and_pick, who
 
 

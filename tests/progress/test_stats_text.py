@@ -13,7 +13,7 @@ from sqlalchemy import update
 
 from bot.core.content.bank import Library
 from bot.core.domain.actions import Action, Verb
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
 from bot.core.domain.messages import truncate
 from bot.core.domain.topics import normalize_topic
 from bot.core.drill.selection import next_for_channel
@@ -23,6 +23,7 @@ from bot.core.render.questions import question_header
 from bot.core.reveal.posts import order_of
 from bot.core.weekly.digest import digest_message, weekly_digest
 from bot.storage.digest_queries import StoredDigestReads
+from bot.storage.identity import channel_row
 from bot.storage.models import Answer, Post
 from tests.support.reveal import C1, C2, who
 

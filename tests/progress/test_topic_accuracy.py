@@ -4,9 +4,9 @@ from revealed answers only, the member's own (issue 21 survivors of the whole-tr
 from __future__ import annotations
 
 from bot.core.domain.actions import Verb, decode
-from bot.core.domain.identity import member_row
 from bot.core.quizzes import sequence as quizzes
 from bot.core.reveal.posts import order_of
+from bot.storage.identity import member_row
 from bot.storage.models import Post, Quiz
 from tests.support.clicks import WHERE, click, who
 
@@ -40,7 +40,7 @@ async def test_review_offers_the_weakest_topic_first(drill, publisher) -> None:
     await answered(drill, publisher, "autograd", {1: True})
     await answered(drill, publisher, "tensors", {1: False})
     async with drill.db.write() as s:
-        first = await quizzes.start_review(drill.quiz_store, drill.cards, s, drill.library, drill.clock, who(1), count=20,
+        first = await quizzes.start_review(drill.quiz_store, drill.identities, drill.cards, s, drill.library, drill.clock, who(1), count=20,
                                            band=(0.0, 1.0))
         quiz = await s.get(Quiz, (await s.get(Post, decode(first.buttons[0].action_id).post_id)).quiz_id)
         topics = [drill.library[qid].topic for qid in quizzes._ids(quiz)]

@@ -16,7 +16,7 @@ from tests.support.clicks import WHERE, click, who
 async def start(drill, member, **options) -> tuple[object, Quiz]:
     options = {"topic": None, "count": 3, "difficulty": 1, **options}  # difficulty 1: MCQs only
     async with drill.db.write() as s:
-        first = await quizzes.start_quiz(drill.quiz_store, s, drill.library, drill.clock, member, rng=random.Random(1), **options)
+        first = await quizzes.start_quiz(drill.quiz_store, drill.identities, s, drill.library, drill.clock, member, rng=random.Random(1), **options)
     async with drill.db.read() as s:
         quiz = await s.get(Quiz, (await s.get(Post, decode(first.buttons[0].action_id).post_id)).quiz_id)
     return first, quiz
@@ -76,7 +76,7 @@ async def test_buttons_of_a_gone_quiz_and_an_empty_review(drill, publisher) -> N
     not_a_quiz = await drill.handle_action(who(1), click(Verb.STOP, channel.post_id))
     assert not_a_quiz.reply.plain() == "That quiz no longer exists. Start a new one with /quiz."
     async with drill.db.write() as s:
-        review = await quizzes.start_review(drill.quiz_store, drill.cards, s, drill.library, drill.clock, who(3), count=len(drill.library))
+        review = await quizzes.start_review(drill.quiz_store, drill.identities, drill.cards, s, drill.library, drill.clock, who(3), count=len(drill.library))
     walked = review
     for _ in range(len(drill.library)):  # answer the whole review: every card scheduled later
         post_id = decode(walked.buttons[0].action_id).post_id
@@ -94,6 +94,6 @@ async def test_buttons_of_a_gone_quiz_and_an_empty_review(drill, publisher) -> N
     else:
         raise AssertionError("the review never finished")
     async with drill.db.write() as s:
-        empty = await quizzes.start_review(drill.quiz_store, drill.cards, s, drill.library, drill.clock, who(3), count=5)
+        empty = await quizzes.start_review(drill.quiz_store, drill.identities, drill.cards, s, drill.library, drill.clock, who(3), count=5)
     assert empty.plain() == "Nothing to review right now; every card is scheduled for later."
 

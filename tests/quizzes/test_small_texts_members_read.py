@@ -13,7 +13,7 @@ from sqlalchemy import event
 from bot.core.content.community import check_bank_text
 from bot.core.daily.service import ScheduleError, parse_time, parse_weekdays
 from bot.core.domain.actions import Verb
-from bot.core.domain.identity import Who, channel_row, member_ref
+from bot.core.domain.identity import Who
 from bot.core.progress.chart_data import calendar_of
 from bot.core.progress.stats import MemberStats, TopicStats
 from bot.core.render.stats import stats_message
@@ -21,6 +21,7 @@ from bot.core.reveal.posts import public_view
 from bot.core.runs.desk import result_message
 from bot.core.weekly.digest import weekly_digest
 from bot.storage.digest_queries import StoredDigestReads
+from bot.storage.identity import channel_row, member_ref
 from bot.storage.models import Post
 from runner.jobs import JobRequest, JobResult, JobState
 from tests.support.clicks import WHERE, channel_post, click, who

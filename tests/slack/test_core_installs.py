@@ -10,9 +10,10 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from bot.core.daily.service import DailyPosting
-from bot.core.domain.identity import Where, Who, member_ref
+from bot.core.domain.identity import Where, Who
 from bot.core.drill.installs import Purged, stop_workspace
 from bot.storage.db import Database
+from bot.storage.identity import member_ref
 from bot.storage.models import Answer, Channel, Member, Schedule, Workspace
 from bot.storage.workspaces import StoredWorkspaces, purge_workspace
 from tests.support.group_boards import C1, C2, answer_post

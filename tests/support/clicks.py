@@ -37,7 +37,7 @@ async def one_question_quiz(drill, member: Who, question_id: str):
     """A personal quiz of exactly one question (the first message the member sees)."""
     async with drill.db.write() as s:
         return await quizzes._start(
-            drill.quiz_store, s, drill.library, drill.clock, member, PostKind.QUIZ, [drill.library[question_id]], None
+            drill.quiz_store, drill.identities, s, drill.library, drill.clock, member, PostKind.QUIZ, [drill.library[question_id]], None
         )
 
 

@@ -6,11 +6,12 @@ from sqlalchemy import update
 
 from bot.app import weekly_posting
 from bot.core.daily.service import DailyPosting
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
 from bot.core.domain.topics import TOPICS
 from bot.core.drill.delivery import Delivery
 from bot.core.render.questions import stars
 from bot.core.weekly.service import WeeklyKind
+from bot.storage.identity import channel_row
 from bot.storage.models import Schedule
 from tests.support.weekly_platform import BANK
 

@@ -72,7 +72,7 @@ async def test_weekly_option_needs_a_daily_schedule_and_shows_in_status(drill, w
 
 
 async def _channel_pk(drill) -> int:
-    from bot.core.domain.identity import channel_row
+    from bot.storage.identity import channel_row
 
     async with drill.db.write() as session:
         return (await channel_row(session, HERE)).id

@@ -11,10 +11,10 @@ from PIL import Image
 
 from bot.app import weekly_posting
 from bot.core.daily.service import DailyPosting
-from bot.core.domain.identity import channel_row
 from bot.core.weekly.digest import weekly_digest
 from bot.core.weekly.service import WeeklyKind
 from bot.storage.digest_queries import StoredDigestReads
+from bot.storage.identity import channel_row
 from tests.support.weekly_digest import HERE, two_weeks
 from tests.support.weekly_platform import BANK, Platform
 

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from bot.app import weekly_posting
 from bot.core.daily.service import DailyPosting
-from bot.core.domain.identity import channel_row
 from bot.core.weekly.service import WeeklyKind
+from bot.storage.identity import channel_row
 from bot.storage.models import WeeklyClaim
 from tests.support.weekly_digest import HERE, two_weeks
 from tests.support.weekly_platform import BANK, Platform

@@ -9,10 +9,11 @@ from sqlalchemy import select
 from bot.app import weekly_posting
 from bot.core.daily.service import DailyPosting
 from bot.core.domain.actions import Action, Verb
-from bot.core.domain.identity import Where, channel_row
+from bot.core.domain.identity import Where
 from bot.core.drill.service import Drill
 from bot.core.runs.desk import RunDesk, result_message
 from bot.core.weekly.service import WeeklyKind
+from bot.storage.identity import channel_row
 from bot.storage.models import Post
 from runner.explain import explain
 from runner.jobs import JobRequest, JobResult, JobState

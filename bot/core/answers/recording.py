@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.core.content.bank import Kind, Library, Question
 from bot.core.content.community import is_community_id
 from bot.core.domain.clock import Clock, as_utc
-from bot.core.domain.identity import MemberRef, Who, member_ref
+from bot.core.domain.identity import Who
 from bot.core.domain.kinds import PostKind
 from bot.core.domain.messages import Message
 from bot.core.domain.scoring import StreakLine, points_for
@@ -45,10 +45,12 @@ from bot.core.reveal.posts import (
     snapshot_view,
     window,
 )
+from bot.core.stores import MemberRef
 from bot.storage import hot_statements as hot
 from bot.storage.db import core_connection
 from bot.storage.estimates import apply_revealed
 from bot.storage.hot_writes import before_write
+from bot.storage.identity import member_ref
 from bot.storage.models import Post
 from bot.storage.progress_queries import StoredProgressReads, streak_of
 from bot.storage.quizzes import StoredQuizzes

@@ -19,7 +19,7 @@ from sqlalchemy import func, select, update
 from bot.core.content.challenges import Challenge, ChallengeBank, shipped_challenges
 from bot.core.daily.service import rows_changed
 from bot.core.domain.clock import Clock
-from bot.core.domain.identity import Where, Who, member_ref
+from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import Message, truncate
 from bot.core.domain.topics import TOPICS
 from bot.core.publisher import Publisher
@@ -33,6 +33,7 @@ from bot.core.runs.desk import (
     requester_key,
 )
 from bot.storage.db import Database
+from bot.storage.identity import member_ref
 from bot.storage.models import ChallengeProgress, Member, Workspace
 from bot.storage.upsert import dialect_insert
 from runner.judge import Verdict, forbidden_uses, judge_job

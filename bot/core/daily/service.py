@@ -36,7 +36,7 @@ from bot.core.daily.schedules import (
 )
 from bot.core.domain import scoring
 from bot.core.domain.clock import as_utc
-from bot.core.domain.identity import Where, channel_row, check_timezone
+from bot.core.domain.identity import Where, check_timezone
 from bot.core.domain.kinds import PostKind
 from bot.core.domain.messages import Message
 from bot.core.domain.topics import normalize_topic
@@ -60,6 +60,7 @@ from bot.core.publisher import Delivery, Publisher, RolePublisher
 from bot.core.render.notices import notice
 from bot.core.reveal.posts import create_post, is_closed, public_view
 from bot.storage.claims import DailyClaims, DailyKey, rows_changed
+from bot.storage.identity import channel_row
 from bot.storage.models import (
     Answer,
     Channel,

@@ -18,15 +18,19 @@ if TYPE_CHECKING:
     from bot.core.domain.identity import Where
     from bot.core.domain.messages import Message
     from bot.core.publisher import Publisher
-    from bot.core.stores import Transactions
+    from bot.core.stores import Identities, Transactions
 
 
 class Basics(Protocol):
-    """The database's transactions (opaque: the storage ports read them), the banks and the
-    community shelf over them, the clock, the random source."""
+    """The database's transactions (opaque: the storage ports read them), the members and
+    channels in them, the banks and the community shelf over them, the clock, the random
+    source."""
 
     @property
     def db(self) -> Transactions: ...
+
+    @property
+    def identities(self) -> Identities: ...
 
     @property
     def library(self) -> Library: ...

@@ -22,7 +22,7 @@ from bot.core.content.bank import Kind, Library
 from bot.core.content.community import DEFAULT_BANK_SOURCE
 from bot.core.domain.actions import Action, BadActionError, Verb, decode
 from bot.core.domain.clock import Clock, SystemClock
-from bot.core.domain.identity import Where, Who, channel_row
+from bot.core.domain.identity import Where, Who
 from bot.core.domain.kinds import PostKind
 from bot.core.domain.messages import Message
 from bot.core.domain.topics import TOPICS
@@ -54,6 +54,7 @@ from bot.storage.db import Database
 from bot.storage.estimates import read_abilities
 from bot.storage.groups import StoredGroups
 from bot.storage.hot_writes import NeedsSessionError
+from bot.storage.identity import StoredIdentities, channel_row
 from bot.storage.learning_picks import StoredQualityData
 from bot.storage.mocks import StoredMocks
 from bot.storage.models import (
@@ -99,6 +100,7 @@ class Drill:
         self.quality_data = StoredQualityData(db)  # the quality lab's storage port
         self.clock = clock or SystemClock()
         self.rng = rng or random.Random()
+        self.identities = StoredIdentities(self.clock)  # Identities: bot.core.stores
         self.mock_store = StoredMocks(db, library, self.clock, self.shelf)  # /mock's storage port
         progress, groups = StoredProgressReads(), StoredGroups(self.clock)  # bot.core.progress.ports
         self.cards = StoredCards()  # CardStore: bot.core.progress.srs
@@ -166,9 +168,9 @@ class Drill:
         if action.verb is Verb.GRADE:
             return await record_grade(session, self.library, self.clock, who, action.post_id, action.arg)
         if action.verb is Verb.NEXT:
-            msg = await quizzes.next_question(self.quiz_store, session, self.library, self.clock, who, action.post_id)
+            msg = await quizzes.next_question(self.quiz_store, self.identities, session, self.library, self.clock, who, action.post_id)
             return Outcome(msg, action.post_id)
-        msg = await quizzes.stop(self.quiz_store, session, self.clock, who, action.post_id)
+        msg = await quizzes.stop(self.quiz_store, self.identities, session, self.clock, who, action.post_id)
         return Outcome(msg, action.post_id)
 
     # ---- channel questions ---------------------------------------------------------------

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from bot.core.domain.identity import Where, Who, channel_row, member_row
+from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import Message
 from bot.core.domain.periods import Period, Scope, parse_enum, period_label, period_start
 from bot.core.progress import chart_data, groups, progress_charts
@@ -42,8 +42,8 @@ class Boards:
         d = self.drill
         now = d.clock.now()
         async with d.db.write() as session:
-            member = await member_row(session, who, d.clock)
-            channel = await channel_row(session, where)
+            member = await d.identities.member(session, who)
+            channel = await d.identities.channel(session, where)
             tz = channel.timezone
             since = period_start(period_v, now, tz)
             workspace_id = None
@@ -93,7 +93,7 @@ class Boards:
         now = d.clock.now()
         async with d.db.write() as session:
             found = await self.groups.find(session, who.platform, who.workspace, name)
-            channel = await channel_row(session, where)
+            channel = await d.identities.channel(session, where)
             members = await self.reads.group_members(session, found.id)
             ids = [m for m, _ in members]
             mine = await self.reads.topic_accuracy(session, member_ids=ids) if ids else {}

@@ -24,7 +24,7 @@ from bot.core.commands import replies
 from bot.core.commands.catalogue import Catalogue
 from bot.core.daily.service import ScheduleView, all_schedules, describe, today_in
 from bot.core.domain.actions import Action, Verb
-from bot.core.domain.identity import Who, member_row
+from bot.core.domain.identity import Who
 from bot.core.domain.messages import Button, ButtonStyle, truncate
 from bot.core.domain.topics import TOPICS
 from bot.core.learning.readiness import MIN_ANSWERS
@@ -128,7 +128,7 @@ class HomeDesk:
         views.sort(key=lambda v: (v.where.name or v.where.channel_id))
         async with d.db.write() as session:
             await d.shelf.refresh(session)
-            member = await member_row(session, who, d.clock)
+            member = await d.identities.member(session, who)
             st = await member_stats(d.practice.reads, session, d.library, member.id, None, now)
             due = await self.drill.cards.due_count(session, member.id, now)
             today: list[HomeItem] = []

@@ -9,7 +9,7 @@ import random
 from typing import TYPE_CHECKING
 
 from bot.core.content.community import DEFAULT_BANK_SOURCE
-from bot.core.domain.identity import Where, Who, channel_row, member_row
+from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import Attachment, Message
 from bot.core.learning.adaptive import DEFAULT_BAND
 from bot.core.progress import anki, progress_charts, srs
@@ -42,7 +42,7 @@ class Practice:
         async with d.db.write() as session:
             await d.shelf.refresh(session)
             return await quizzes.start_quiz(
-                self.quiz_store, session, d.library, d.clock, who,
+                self.quiz_store, d.identities, session, d.library, d.clock, who,
                 topic=topic, count=count, difficulty=difficulty, rng=rng or d.rng,
                 source=source or DEFAULT_BANK_SOURCE, band=self.band,
             )
@@ -51,15 +51,15 @@ class Practice:
         d = self.drill
         async with d.db.write() as session:
             await d.shelf.refresh(session)
-            return await quizzes.start_review(self.quiz_store, self.cards, session, d.library, d.clock,
-                                              who, count=count, band=self.band)
+            return await quizzes.start_review(self.quiz_store, d.identities, self.cards, session,
+                                              d.library, d.clock, who, count=count, band=self.band)
 
     async def anki_export(self, who: Who) -> Message:
         """``/review export``: the member's misses and due cards as an Anki package, privately."""
         d = self.drill
         async with d.db.write() as session:
             await d.shelf.refresh(session)
-            member = await member_row(session, who, d.clock)
+            member = await d.identities.member(session, who)
             deck = await srs.deck_question_ids(self.cards, session, member.id, d.clock.now())
         notes = [anki.note_of(d.library[qid], why) for qid, why in deck.items() if qid in d.library]
         if not notes:
@@ -82,8 +82,8 @@ class Practice:
         d = self.drill
         async with d.db.write() as session:
             await d.shelf.refresh(session)  # readiness counts answers to community questions too
-            member = await member_row(session, who, d.clock)
-            channel = await channel_row(session, where) if where else None
+            member = await d.identities.member(session, who)
+            channel = await d.identities.channel(session, where) if where else None
             st = await member_stats(self.reads, session, d.library, member.id, channel.id if channel else None,
                                     d.clock.now())
             member_groups = await self.groups.groups_of(session, member.id)

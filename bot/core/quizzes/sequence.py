@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from bot.core.content.bank import Library, Question
 from bot.core.content.community import DEFAULT_BANK_SOURCE
 from bot.core.domain.clock import Clock
-from bot.core.domain.identity import Who, member_row
+from bot.core.domain.identity import Who
 from bot.core.domain.kinds import PostKind
 from bot.core.domain.messages import Message
 from bot.core.drill.selection import pool, without_twins
@@ -30,7 +30,7 @@ from bot.core.reveal.posts import PostLike, create_post, order_of, question_of
 if TYPE_CHECKING:
     from bot.core.learning.online import OnlineCalibrator
     from bot.core.progress.srs import CardStore
-    from bot.core.stores import Tx
+    from bot.core.stores import Identities, Tx
 
 
 class QuizError(ValueError):
@@ -138,10 +138,10 @@ ring_of = _ring_of  # /mock picks its MCQs at the same edge (bot.storage.mocks)
 
 
 async def _start(
-    store: QuizStore, session: Tx, library: Library, clock: Clock, who: Who, mode: str,
-    questions: list[Question], topic: str | None,
+    store: QuizStore, identities: Identities, session: Tx, library: Library, clock: Clock, who: Who,
+    mode: str, questions: list[Question], topic: str | None,
 ) -> Message:
-    member = await member_row(session, who, clock)
+    member = await identities.member(session, who)
     quiz = await store.create(session, member_id=member.id, mode=mode,
                               question_ids=",".join(q.id for q in questions), topic=topic,
                               started_at=clock.now())
@@ -150,6 +150,7 @@ async def _start(
 
 async def start_quiz(
     store: QuizStore,
+    identities: Identities,
     session: Tx,
     library: Library,
     clock: Clock,
@@ -166,22 +167,22 @@ async def start_quiz(
     community questions come from the member's own server or workspace only. Nearest the
     success band first, a question already seen one ring further out, at random within a ring."""
     candidates = pool(library, topic=topic, difficulty=difficulty, community=who.community, source=source)
-    member = await member_row(session, who, clock)
+    member = await identities.member(session, who)
     seen = await store.seen_ids(session, member.id)
     rng = rng or random.Random()
     ring_of = await _ring_of(store, session, library, member.id, band)
     ordered = quiz_order(candidates, lambda q: q.id in seen, ring_of, rng)
     chosen = without_twins(ordered)[:count]  # never two versions of one question
-    return await _start(store, session, library, clock, who, PostKind.QUIZ, chosen, topic)
+    return await _start(store, identities, session, library, clock, who, PostKind.QUIZ, chosen, topic)
 
 
 async def start_review(
-    store: QuizStore, cards: CardStore, session: Tx, library: Library, clock: Clock, who: Who, *, count: int,
-    band: tuple[float, float] = DEFAULT_BAND,
+    store: QuizStore, identities: Identities, cards: CardStore, session: Tx, library: Library,
+    clock: Clock, who: Who, *, count: int, band: tuple[float, float] = DEFAULT_BAND,
 ) -> Message:
     """Due cards first (most overdue first), then questions never seen: nearest the success
     band first, the weakest topics first within a ring."""
-    member = await member_row(session, who, clock)
+    member = await identities.member(session, who)
     now = clock.now()
     allowance = srs.review_allowance(await srs.reviewed_today(cards, session, member.id, now))
     waiting = await cards.due_count(session, member.id, now)
@@ -191,7 +192,7 @@ async def start_review(
            if qid in library]
     backlog = waiting - len(due)
     if backlog > 0 and due:  # catching up: no new cards on top of a backlog
-        message = await _start(store, session, library, clock, who, PostKind.REVIEW,
+        message = await _start(store, identities, session, library, clock, who, PostKind.REVIEW,
                                [library[qid] for qid in due], None)
         message.footer = " · ".join(x for x in (message.footer, srs.backlog_note(backlog)) if x)
         return message
@@ -205,7 +206,7 @@ async def start_review(
     chosen = [library[qid] for qid in chosen_ids[:count]]
     if not chosen:
         return notice("Nothing to review right now; every card is scheduled for later.")
-    return await _start(store, session, library, clock, who, PostKind.REVIEW, chosen, None)
+    return await _start(store, identities, session, library, clock, who, PostKind.REVIEW, chosen, None)
 
 
 async def _summary(store: QuizStore, session: Tx, quiz: QuizRow) -> str:
@@ -231,13 +232,13 @@ async def after_answer(store: QuizStore, session: Tx, post: PostLike, reply: Mes
 
 
 async def _own_quiz(
-    store: QuizStore, session: Tx, clock: Clock, who: Who, post_id: int
+    store: QuizStore, identities: Identities, session: Tx, who: Who, post_id: int
 ) -> tuple[PostLike, QuizRow] | Message:
     """The post and quiz behind a Next/Stop button, if they belong to the member clicking."""
     post = await store.post(session, post_id)
     if post is None or post.quiz_id is None:
         return notice("That quiz no longer exists. Start a new one with /quiz.")
-    member = await member_row(session, who, clock)
+    member = await identities.member(session, who)
     if post.member_id != member.id:
         return notice("This is someone else's quiz. Start your own with /quiz.")
     quiz = await store.get(session, post.quiz_id)
@@ -246,9 +247,10 @@ async def _own_quiz(
 
 
 async def next_question(
-    store: QuizStore, session: Tx, library: Library, clock: Clock, who: Who, post_id: int
+    store: QuizStore, identities: Identities, session: Tx, library: Library, clock: Clock, who: Who,
+    post_id: int,
 ) -> Message:
-    owned = await _own_quiz(store, session, clock, who, post_id)
+    owned = await _own_quiz(store, identities, session, who, post_id)
     if isinstance(owned, Message):
         return owned
     post, quiz = owned
@@ -270,8 +272,10 @@ async def next_question(
     return await _post_question(session, library, clock, quiz, index + 1)
 
 
-async def stop(store: QuizStore, session: Tx, clock: Clock, who: Who, post_id: int) -> Message:
-    owned = await _own_quiz(store, session, clock, who, post_id)
+async def stop(
+    store: QuizStore, identities: Identities, session: Tx, clock: Clock, who: Who, post_id: int
+) -> Message:
+    owned = await _own_quiz(store, identities, session, who, post_id)
     if isinstance(owned, Message):
         return owned
     _post, quiz = owned
