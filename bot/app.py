@@ -47,6 +47,7 @@ from bot.scheduler import DailyScheduler
 from bot.storage.claims import DailyClaims, WeeklyClaims
 from bot.storage.db import Database
 from bot.storage.group_mocks import StoredGroupMocks
+from bot.storage.posts import StoredPosts
 
 if TYPE_CHECKING:
     from bot.observability.health import Check, Detail
@@ -266,7 +267,8 @@ async def build_app(
         await db.dispose()
         raise
     library = load_banks(settings)
-    drill = Drill(db, library, clock or SystemClock(), practice_band=settings.practice_band)
+    drill = Drill(db, library, clock or SystemClock(), practice_band=settings.practice_band,
+                  posts=StoredPosts())
     publisher = RoutingPublisher()
     daily = DailyPosting(drill, publisher, claims=DailyClaims(db))  # claim stores: bot.core.posting's port
     runner = RunnerSlot(with_runner=with_runner)
