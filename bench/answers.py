@@ -61,8 +61,8 @@ from bot.core.domain.identity import Where, Who
 from bot.core.drill.service import Drill
 from bot.core.posting.fanout import POSTS_PER_S, REQUESTS_PER_REVEAL, REVEAL_WORKERS, PacedBatch
 from bot.core.progress import srs
-from bot.core.reveal import posts as posts_module
 from bot.storage import hot_statements as hot
+from bot.storage import posts as posts_module  # the reveal's storage: its estimate step is switched
 from bot.storage.db import Database, migrate
 from bot.storage.models import Answer
 

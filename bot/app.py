@@ -49,6 +49,7 @@ from bot.storage.community_banks import StoredBanks
 from bot.storage.db import Database
 from bot.storage.digest_queries import StoredDigestReads
 from bot.storage.group_mocks import StoredGroupMocks
+from bot.storage.posts import StoredPosts
 from bot.storage.weekly import StoredWeekly
 
 if TYPE_CHECKING:
@@ -283,7 +284,8 @@ async def build_app(
         await db.dispose()
         raise
     library = load_banks(settings)
-    drill = Drill(db, library, clock or SystemClock(), practice_band=settings.practice_band)
+    drill = Drill(db, library, clock or SystemClock(), practice_band=settings.practice_band,
+                  posts=StoredPosts())
     publisher = RoutingPublisher()
     daily = DailyPosting(drill, publisher, claims=DailyClaims(db))  # claim stores: bot.core.posting's port
     runner = RunnerSlot(with_runner=with_runner)

@@ -131,8 +131,8 @@ class StoredMockTx:
         return bool(claimed.rowcount)
 
     async def new_post(self, question: Question, rng: random.Random) -> int:
-        post = await create_post(self.session, question, kind=PostKind.QUIZ, now=self.clock.now(),
-                                 member_id=self.member_id, rng=rng)
+        post = await create_post(QUIZZES.posts, self.session, question, kind=PostKind.QUIZ,
+                                 now=self.clock.now(), member_id=self.member_id, rng=rng)
         return post.id
 
     async def order_of(self, post_id: int) -> list[int]:

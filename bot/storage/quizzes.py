@@ -13,12 +13,16 @@ from bot.core.learning.online import OnlineCalibrator
 from bot.core.quizzes.sequence import QuizRow
 from bot.storage.estimates import stored_calibrator
 from bot.storage.models import Answer, Member, Post, Quiz
+from bot.storage.posts import StoredPosts
 from bot.storage.progress_queries import member_topic_accuracy
 
 
 class StoredQuizzes:
     """``QuizStore``: the queries the private sequences always made; a quiz is its ORM row,
     changed in the session and written when it flushes, as before."""
+
+    def __init__(self) -> None:
+        self.posts = StoredPosts()  # PostStore: a quiz's posts
 
     async def seen_ids(self, session: AsyncSession, member_id: int) -> set[str]:
         return set(

@@ -37,7 +37,6 @@ STORAGE_OFFENDERS: dict[str, frozenset[str]] = {
         "bot.core.challenges.desk": STORAGE,
         "bot.core.daily.service": STORAGE,
         "bot.core.drill.service": STORAGE,
-        "bot.core.reveal.posts": STORAGE,
     }.items()
 }
 

@@ -33,7 +33,7 @@ async def test_a_refreshed_channel_post_shows_how_many_answered(drill, publisher
     await drill.handle_action(who(1), click(Verb.PICK, posted.post_id, right))
     await drill.handle_action(who(2), click(Verb.PICK, posted.post_id, wrong))
     async with drill.db.read() as s:
-        view = await public_view(s, drill.library, await s.get(Post, posted.post_id))
+        view = await public_view(drill.posts, s, drill.library, await s.get(Post, posted.post_id))
     assert "2 answered" in (view.footer or "")
 
 

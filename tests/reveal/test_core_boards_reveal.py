@@ -181,7 +181,7 @@ async def test_a_click_racing_the_reveal_is_refused_not_lost_from_the_board(pg_u
         right = order_of(post).index(drill.library[post.question_id].answer_index)
     await drill.handle_action(who(2), Action(Verb.PICK, post_id, (right + 1) % 4).encode())  # member exists
     async with db.write() as session:
-        await reveal(session, library, clock, post_id)  # not committed yet: holds the row
+        await reveal(drill.posts, session, library, clock, post_id)  # not committed yet: holds the row
         late = asyncio.create_task(drill.handle_action(who(3), Action(Verb.PICK, post_id, right).encode()))
         for _ in range(200):  # until the click waits on the reveal's lock (bounded)
             async with db.engine.connect() as probe:

@@ -303,7 +303,7 @@ async def record_pick(
     )
     if post.quiz_id is not None:
         await after_answer(_QUIZZES, session, post, reply)
-    public = await snapshot_view(session, library, post, answered=answered) if channel_post else None
+    public = snapshot_view(library, post, answered=answered) if channel_post else None
     return Outcome(reply, post.id, public, post.platform_ref, recorded=True, moved=not channel_post)
 
 

@@ -58,7 +58,7 @@ from bot.core.posting.poster import Lost, Poster, PosterSetting, Prepared, Words
 from bot.core.progress import rewards
 from bot.core.publisher import Delivery, Publisher, RolePublisher
 from bot.core.render.notices import notice
-from bot.core.reveal.posts import create_post, is_closed, public_view
+from bot.core.reveal.posts import PostLike, create_post, is_closed, public_view
 from bot.storage.claims import DailyClaims, DailyKey, rows_changed
 from bot.storage.identity import channel_row
 from bot.storage.models import (
@@ -435,7 +435,7 @@ class DailyPosting:
             row = await session.get(DailyClaim, claim.key)
             if row is None or row.claimed_by != claim.token or row.sent_at is not None:
                 return Lost(row.post_id if row else None)
-            post = await session.get(Post, row.post_id) if row.post_id else None
+            post: PostLike | None = await session.get(Post, row.post_id) if row.post_id else None
             retry = post is not None  # an earlier attempt got as far as publishing
             if post is None:
                 now = drill.clock.now()
@@ -445,11 +445,11 @@ class DailyPosting:
                 pool_key = pool_key_of(view.topic, view.bank_source)
                 question = await next_for_channel(drill.served, session, view.channel_pk, candidates, pool_key, drill.rng)
                 post = await create_post(
-                    session, question, kind=PostKind.DAILY, now=now, channel_id=view.channel_pk,
+                    drill.posts, session, question, kind=PostKind.DAILY, now=now, channel_id=view.channel_pk,
                     closes_at=view.reveal_at(now), local_date=claim.local_date, rng=drill.rng,
                 )
                 row.post_id = post.id
-            message = await public_view(session, drill.library, post, answered=0 if not retry else None)
+            message = await public_view(drill.posts, session, drill.library, post, answered=0 if not retry else None)
             delivery = Delivery(post.id, as_utc(post.opened_at) - LOOKBACK_MARGIN)
         return Prepared(post.id, view.where, message, delivery, retry)
 

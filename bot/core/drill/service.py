@@ -40,10 +40,10 @@ from bot.core.quizzes.rounds import Rounds
 from bot.core.render.buttons import flag_button
 from bot.core.render.notices import notice
 from bot.core.render.reveals import explanation_message
+from bot.core.reveal.ports import RevealStore
 from bot.core.reveal.posts import (
     QuestionGoneError,
     create_post,
-    due_reveals,
     is_closed,
     public_view,
     reveal,
@@ -68,6 +68,7 @@ from bot.storage.models import (
     Streak,
     Workspace,
 )
+from bot.storage.posts import StoredPosts
 from bot.storage.progress_queries import StoredProgressReads
 from bot.storage.question_reports import StoredReports
 from bot.storage.quizzes import StoredQuizzes
@@ -92,9 +93,10 @@ class Posted:
 class Drill:
     def __init__(
         self, db: Database, library: Library, clock: Clock | None = None, rng: random.Random | None = None,
-        *, practice_band: tuple[float, float] = DEFAULT_BAND,
+        *, practice_band: tuple[float, float] = DEFAULT_BAND, posts: RevealStore | None = None,
     ) -> None:
         self.db = db
+        self.posts = posts or StoredPosts()  # RevealStore: bot.core.reveal.ports (the wiring passes it)
         self.library = library
         self.shelf = Shelf(library, StoredCommunityRows())  # CommunityRows: bot.core.stores
         self.quality_data = StoredQualityData(db)  # the quality lab's storage port
@@ -190,11 +192,11 @@ class Drill:
             question = await next_for_channel(self.served, session, channel.id, candidates, pool_key, self.rng)
             now = self.clock.now()
             post = await create_post(
-                session, question, kind=kind, now=now, channel_id=channel.id,
+                self.posts, session, question, kind=kind, now=now, channel_id=channel.id,
                 closes_at=now + reveal_after if reveal_after else None,
                 round_id=round_id, local_date=local_date, rng=self.rng,
             )
-            view = await public_view(session, self.library, post)
+            view = await public_view(self.posts, session, self.library, post)
             post_id = post.id
         ref = await publisher.publish(where, view)
         async with self.db.write() as session:
@@ -223,7 +225,7 @@ class Drill:
         sweep (``batch``) each publish is retried with backoff: a 429 beyond the platform
         client's own retries does not lose the results."""
         async with self.db.write() as session:
-            revealed = await reveal(session, self.library, self.clock, post_id)
+            revealed = await reveal(self.posts, session, self.library, self.clock, post_id)
             post = await session.get(Post, post_id)
             assert post is not None  # reveal() found it in this transaction
             question = self.library[post.question_id]
@@ -389,7 +391,7 @@ class Drill:
         """Reveal every channel post whose time has passed (after restarts, too). Returns how many."""
         async with self.db.read() as session:
             await self.shelf.refresh(session)
-            due = await due_reveals(session, self.clock.now())
+            due = await self.posts.due(session, self.clock.now())
             wheres = await _wheres_of_posts(session, due)  # one read, however many are due
 
         def reveal_one(post_id: int) -> Callable[[], Awaitable[Message]]:
@@ -402,7 +404,7 @@ class Drill:
         async with self.db.read() as session:
             post = await session.get(Post, post_id)
             assert post is not None
-            return await public_view(session, self.library, post)
+            return await public_view(self.posts, session, self.library, post)
 
     async def recover(self, publisher: Publisher) -> None:
         """At start: close rounds a crash left open and reveal whatever is overdue."""

@@ -29,7 +29,7 @@ from bot.core.domain.messages import Button, ButtonStyle, truncate
 from bot.core.domain.topics import TOPICS
 from bot.core.learning.readiness import MIN_ANSWERS
 from bot.core.progress.stats import MemberStats, member_stats
-from bot.core.reveal.posts import QuestionGoneError, is_closed, load_snapshot, question_of
+from bot.core.reveal.posts import QuestionGoneError, is_closed, question_of
 from bot.core.weekly.service import WeeklyKind
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ class HomeDesk:
         if action.arg == HOME_REVIEW:
             return Outcome(await self.drill.practice.review(who, count=REVIEW_NOW_COUNT))
         async with self.drill.db.read() as session:
-            post = await load_snapshot(session, action.post_id)
+            post = await self.drill.posts.snapshot(session, action.post_id)
             closed = post is not None and is_closed(post, self.drill.clock.now())
         if post is None or action.arg != HOME_ANSWER:
             return Outcome(replies.notice(ANSWER_GONE))

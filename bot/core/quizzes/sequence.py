@@ -30,6 +30,7 @@ from bot.core.reveal.posts import PostLike, create_post, order_of, question_of
 if TYPE_CHECKING:
     from bot.core.learning.online import OnlineCalibrator
     from bot.core.progress.srs import CardStore
+    from bot.core.reveal.ports import PostStore
     from bot.core.stores import Identities, Tx
 
 
@@ -61,6 +62,11 @@ class QuizRow(Protocol):
 class QuizStore(Protocol):
     """The members' quizzes and reviews (``bot.storage.quizzes.StoredQuizzes``), read and
     written inside the caller's transaction."""
+
+    @property
+    def posts(self) -> PostStore:
+        """Where the sequence's posts are made (``bot.core.reveal.ports``)."""
+        ...
 
     async def seen_ids(self, tx: Tx, member_id: int) -> set[str]:
         """The questions the member ever answered."""
@@ -107,12 +113,12 @@ def _ids(quiz: QuizRow) -> list[str]:
 
 
 async def _post_question(
-    session: Tx, library: Library, clock: Clock, quiz: QuizRow, index: int
+    store: QuizStore, session: Tx, library: Library, clock: Clock, quiz: QuizRow, index: int
 ) -> Message:
     ids = _ids(quiz)
     question = library[ids[index]]
     post = await create_post(
-        session, question, kind=quiz.mode, now=clock.now(), member_id=quiz.member_id, quiz_id=quiz.id
+        store.posts, session, question, kind=quiz.mode, now=clock.now(), member_id=quiz.member_id, quiz_id=quiz.id
     )
     return question_message(
         post.id, question, order_of(post), kind=quiz.mode, progress=f"{index + 1}/{len(ids)}",
@@ -145,7 +151,7 @@ async def _start(
     quiz = await store.create(session, member_id=member.id, mode=mode,
                               question_ids=",".join(q.id for q in questions), topic=topic,
                               started_at=clock.now())
-    return await _post_question(session, library, clock, quiz, 0)
+    return await _post_question(store, session, library, clock, quiz, 0)
 
 
 async def start_quiz(
@@ -269,7 +275,7 @@ async def next_question(
         await store.finish(session, quiz, clock.now(), flush=False)
         return notice(await _summary(store, session, quiz))
     await store.move_to(session, quiz, index + 1)
-    return await _post_question(session, library, clock, quiz, index + 1)
+    return await _post_question(store, session, library, clock, quiz, index + 1)
 
 
 async def stop(
