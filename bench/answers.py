@@ -54,6 +54,7 @@ from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.engine import make_url
 
 from bench.common import backends, fresh_database, parser, percentile, ratio_line, summary
+from bot.app import build_drill
 from bot.core.content.bank import load_library
 from bot.core.domain.actions import Action, Verb
 from bot.core.domain.clock import FakeClock, SystemClock
@@ -269,7 +270,7 @@ async def _postgres_rounds(
 async def run(kind: str, members: int, posts: int, concurrency: int, admin: str) -> None:
     library = load_library()
     async with fresh_database(kind, admin) as db:
-        drill = Drill(db, library, SystemClock(), random.Random(1))
+        drill = build_drill(db, library, SystemClock(), random.Random(1))
         clicks = await _prepare(drill, members, posts)
         half = len(clicks) // 2
         seq_rate, seq_lat = await _clicks(drill, clicks[:half], 1)
@@ -330,7 +331,7 @@ async def run_scale(kind: str, reveals: int, burst: int, admin: str, parts: tupl
     library = load_library()
     async with fresh_database(kind, admin) as db:
         clock = FakeClock(datetime.now(UTC))
-        drill = Drill(db, library, clock, random.Random(1))
+        drill = build_drill(db, library, clock, random.Random(1))
         people = [Who("bench", "w", f"u{i}", f"User {i}") for i in range(burst)]
         if "burst" in parts or "cost" in parts:
             warm = (await drill.ask(Where("bench", "w", "c"), NullPublisher(), kind="daily")).post_id
@@ -575,7 +576,7 @@ async def _estimate_cost(drill: Drill, kind: str, people: list[Who], floor_rate:
 async def _worker(url: str, clicks_json: str) -> None:
     """One of the processes: click through the list one at a time, print latencies as JSON."""
     db = Database(url)
-    drill = Drill(db, load_library(), SystemClock(), random.Random(2))
+    drill = build_drill(db, load_library(), SystemClock(), random.Random(2))
     clicks = json.loads(clicks_json)
     latencies = []
     for user, name, post_id, pos in clicks:
@@ -589,7 +590,7 @@ async def _worker(url: str, clicks_json: str) -> None:
 
 async def _seed_for_processes(url: str, members: int, posts: int) -> list[list]:
     db = Database(url)
-    drill = Drill(db, load_library(), SystemClock(), random.Random(1))
+    drill = build_drill(db, load_library(), SystemClock(), random.Random(1))
     clicks = await _prepare(drill, members, posts)
     await db.dispose()
     return [[who.user_id, who.display_name, pid, pos] for who, pid, pos in clicks]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import Message
 from bot.core.drill import delivery as delivery_port
 from bot.core.drill.service import Drill
+from bot.core.learning.adaptive import DEFAULT_BAND
 from bot.core.learning.quality_desk import QualityDesk
 from bot.core.learning.report_desk import ReportDesk
 from bot.core.mock.desk import MockDesk
@@ -48,8 +50,8 @@ from bot.storage.claims import DailyClaims
 from bot.storage.community_banks import StoredBanks
 from bot.storage.db import Database
 from bot.storage.digest_queries import StoredDigestReads
+from bot.storage.drill_stores import drill_stores
 from bot.storage.group_mocks import StoredGroupMocks
-from bot.storage.posts import StoredPosts
 from bot.storage.weekly import StoredWeekly
 
 if TYPE_CHECKING:
@@ -147,7 +149,7 @@ def weekly_posting(db: Database, clock: Clock, publisher: Publisher, *, bank: Ch
                          on_change=on_change, library=library)
 
 
-def build_services(drill: Drill, daily: DailyPosting, publisher: ChatPublisher,
+def build_services(drill: Drill[Database], daily: DailyPosting, publisher: ChatPublisher,
                    runner: RunnerAccess) -> Services:
     """Every feature the commands route to, once; ``build_app`` and the tests call this."""
     challenges = ChallengeDesk(drill.db, drill.clock)
@@ -273,6 +275,15 @@ def load_banks(settings: Settings) -> Library:
     return library
 
 
+def build_drill(db: Database, library: Library, clock: Clock | None = None,
+                rng: random.Random | None = None, *,
+                practice_band: tuple[float, float] = DEFAULT_BAND) -> Drill[Database]:
+    """The drill over its stores, built once here (``bot.storage.drill_stores``): the app's
+    one way to build it, and the tests' and benches'."""
+    clock = clock or SystemClock()
+    return Drill(drill_stores(db, library, clock), library, clock, rng, practice_band=practice_band)
+
+
 async def build_app(
     settings: Settings, *, clock: Clock | None = None, with_runner: bool = True
 ) -> App:
@@ -284,8 +295,7 @@ async def build_app(
         await db.dispose()
         raise
     library = load_banks(settings)
-    drill = Drill(db, library, clock or SystemClock(), practice_band=settings.practice_band,
-                  posts=StoredPosts())
+    drill = build_drill(db, library, clock, practice_band=settings.practice_band)
     publisher = RoutingPublisher()
     daily = DailyPosting(drill, publisher, claims=DailyClaims(db))  # claim stores: bot.core.posting's port
     runner = RunnerSlot(with_runner=with_runner)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import build_drill
 from bot.core.content.bank import Bank, Kind, Library, Question, Snippet
 from bot.core.domain.clock import FakeClock
 from bot.core.drill.service import Drill
@@ -197,7 +198,7 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Pa
 def drill(db: Database, library: Library, clock: FakeClock) -> Drill:
     import random
 
-    return Drill(db, library, clock, rng=random.Random(7))
+    return build_drill(db, library, clock, rng=random.Random(7))
 
 
 class RecordingPublisher:

@@ -188,6 +188,18 @@ class Database:
 
         return await self._retrying(attempt, budget_s)
 
+    async def click(self, work: Callable[[Any], Awaitable[T]], *, raw_first: bool = False) -> T:
+        """A click's ``work`` (bot.core.drill.ports' ``ClickTransactions``): the raw writes
+        first where asked and this database has them (``hot_write``), else, or when ``work``
+        needs the ORM (``NeedsSessionError``: nothing was written), the session's
+        ``transaction``; retried whole through a database restart either way."""
+        if raw_first and self.hot_ok:
+            try:
+                return await self.hot_write(work)
+            except hot_writes.NeedsSessionError:
+                pass
+        return await self.transaction(work)
+
     async def _retrying(self, run: Callable[[], Awaitable[T]], budget_s: float = RETRY_BUDGET_S) -> T:
         """``run`` again after a transient error (see ``is_transient``) within ``budget_s``."""
         loop = asyncio.get_running_loop()

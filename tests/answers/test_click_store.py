@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from bot.app import build_drill
 from bot.core.answers import recording as answers
 from bot.core.content.bank import Library
 from bot.core.domain.actions import Action, Verb, decode
@@ -34,7 +35,7 @@ async def sqlite_drill(tmp_path: Path, sqlite_template: Path, library: Library, 
     path = tmp_path / "hot.db"
     shutil.copy(sqlite_template, path)
     db = Database(f"sqlite+aiosqlite:///{path}")
-    yield Drill(db, library, clock, rng=random.Random(2))
+    yield build_drill(db, library, clock, rng=random.Random(2))
     await db.dispose()
 
 

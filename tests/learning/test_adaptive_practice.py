@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.app import build_app
+from bot.app import build_app, build_drill
 from bot.config import Settings
 from bot.core.content.bank import Bank, Kind, Library, Question
 from bot.core.domain.actions import Verb, decode
@@ -107,7 +107,7 @@ async def test_a_member_who_answers_everything_wrong_stays_on_easy_questions(dri
 async def test_the_band_is_a_setting(db, library, clock) -> None:
     import random
 
-    hard = Drill(db, library, clock, rng=random.Random(7), practice_band=(0.25, 0.35))
+    hard = build_drill(db, library, clock, rng=random.Random(7), practice_band=(0.25, 0.35))
     # 32% predicted on a difficulty-3 question for a new member: in this band at once
     assert (await quizzes_served(hard, member(3), [True]))[0] == [3] * 5
 

@@ -9,6 +9,7 @@ import random
 import pytest
 from sqlalchemy import event, update
 
+from bot.app import build_drill
 from bot.core.content.bank import load_library
 from bot.core.drill.service import Drill
 from bot.core.learning.picks import ItemInfo
@@ -29,7 +30,7 @@ def _row(markdown: str, question_id: str) -> list[str]:
 async def _answered(db, clock, publisher) -> tuple[Drill, ItemInfo]:
     """One revealed question: members 0-4 right, the rest split over two distractors, with
     answer times 1.0 s, 1.1 s, ... in member order."""
-    drill = Drill(db, load_library(), clock, rng=random.Random(5))
+    drill = build_drill(db, load_library(), clock, rng=random.Random(5))
     post, question, order = await post_question(drill, publisher)
     wrong = [c for c in range(len(question.choices)) if c != question.answer_index][:2]
     for m in range(MEMBERS):

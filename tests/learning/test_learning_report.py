@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
+from bot.app import build_drill
 from bot.core.content.bank import load_library
-from bot.core.drill.service import Drill
 from bot.core.learning.quality_desk import QualityDesk
 from bot.storage.estimates import read_picks
 from bot.storage.learning_picks import StoredQualityData
@@ -14,7 +14,7 @@ from tests.support.learning_reports import MEMBERS, WHERE, _export, pick_choice,
 
 
 async def test_export_reports_revealed_picks_per_question_and_flags_a_dead_distractor(db, clock, publisher, tmp_path):
-    drill = Drill(db, load_library(), clock, rng=random.Random(5))
+    drill = build_drill(db, load_library(), clock, rng=random.Random(5))
     # post 1: the five strongest members answer right, everyone else picks the same distractor
     first, question, order = await post_question(drill, publisher)
     key = question.answer_index

@@ -6,15 +6,15 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from bot.app import build_drill
 from bot.core.content.bank import load_library
-from bot.core.drill.service import Drill
 from bot.core.learning.report_desk import ReportDesk
 from bot.storage.models import Post
 from tests.support.learning_reports import WHERE, _export, who
 
 
 async def test_the_export_lists_open_member_reports_of_built_in_questions(db, clock, publisher, tmp_path: Path):
-    drill = Drill(db, load_library(), clock, rng=random.Random(5))
+    drill = build_drill(db, load_library(), clock, rng=random.Random(5))
     desk = ReportDesk(drill.report_store, drill.library, clock, drill.refresh_shelf)
     posted = await drill.ask(WHERE, publisher, kind="daily")
     other = await drill.ask(WHERE, publisher, kind="daily")

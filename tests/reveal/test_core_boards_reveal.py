@@ -141,12 +141,12 @@ async def test_totals_match_the_raw_computation_for_every_scope(drill, publisher
 async def test_upgrade_backfills_totals_from_revealed_posts(tmp_path, library, clock, publisher):
     from alembic import command
 
-    from bot.core.drill.service import Drill
+    from bot.app import build_drill
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'backfill.db'}"
     await asyncio.to_thread(migrate, url)
     db = Database(url)
-    drill = Drill(db, library, clock, rng=random.Random(5))
+    drill = build_drill(db, library, clock, rng=random.Random(5))
     revealed = await ask_and_pick(drill, publisher, C1, {1: True, 2: False, 3: True})
     await drill.reveal_post(revealed, C1, publisher)
     await ask_and_pick(drill, publisher, C1, {2: True})  # still open
@@ -155,7 +155,7 @@ async def test_upgrade_backfills_totals_from_revealed_posts(tmp_path, library, c
     await asyncio.to_thread(command.downgrade, alembic_config(url), "0001")
     await asyncio.to_thread(migrate, url)
     db = Database(url)
-    drill = Drill(db, library, clock, rng=random.Random(5))
+    drill = build_drill(db, library, clock, rng=random.Random(5))
     after = board_text(await drill.boards.leaderboard(who(1), C1, period="all"))
     assert after == before and "Player 1" in after and "Player 3" in after
     assert "0% of 1" in after  # player 2's wrong pick counted, the open right one not
@@ -168,13 +168,13 @@ async def test_a_click_racing_the_reveal_is_refused_not_lost_from_the_board(pg_u
     post closed: it is told so and never lands uncounted after the totals were credited."""
     from sqlalchemy import text
 
-    from bot.core.drill.service import Drill
+    from bot.app import build_drill
     from bot.core.reveal.posts import reveal
 
     db = Database(pg_url)
     async with db.engine.begin() as conn:
         await conn.exec_driver_sql("TRUNCATE workspaces, channels, members, posts, answers RESTART IDENTITY CASCADE")
-    drill = Drill(db, library, clock, rng=random.Random(3))
+    drill = build_drill(db, library, clock, rng=random.Random(3))
     post_id = await ask_and_pick(drill, publisher, C1, {1: True})
     async with drill.db.read() as s:
         post = await s.get(Post, post_id)

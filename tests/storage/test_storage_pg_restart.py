@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import OperationalError
 
+from bot.app import build_drill
 from bot.core.domain.actions import Action, Verb
 from bot.core.domain.identity import Where, Who
-from bot.core.drill.service import Drill
 from bot.storage.db import Database, is_transient, migrate
 from bot.storage.models import Answer
 from tests.conftest import RecordingPublisher, make_library
@@ -35,7 +35,7 @@ def cluster() -> Iterator[Cluster]:
 async def test_restart_during_a_burst_of_clicks_loses_no_click(cluster: Cluster, caplog) -> None:
     await asyncio.to_thread(migrate, cluster.url)
     db = Database(cluster.url)
-    drill = Drill(db, make_library(), rng=random.Random(2))
+    drill = build_drill(db, make_library(), rng=random.Random(2))
     where = Where("discord", "g", "c")
     post_id = (await drill.ask(where, RecordingPublisher(), kind="daily")).post_id
     members = [Who("discord", "g", f"u{i}", f"U{i}") for i in range(240)]
@@ -117,7 +117,7 @@ async def test_clicks_work_again_once_the_server_is_back_after_their_first_attem
     """The raw click writes' pool is made at the first click; made while the server is down,
     it failed, and the next clicks (the server back) must make it again, not fail for ever."""
     await asyncio.to_thread(migrate, cluster.url)
-    setup = Drill(Database(cluster.url), make_library(), rng=random.Random(3))
+    setup = build_drill(Database(cluster.url), make_library(), rng=random.Random(3))
     where = Where("discord", "g", "c")
     post_id = (await setup.ask(where, RecordingPublisher(), kind="daily")).post_id
     members = [Who("discord", "g", f"u{i}", f"U{i}") for i in range(2)]
@@ -127,7 +127,7 @@ async def test_clicks_work_again_once_the_server_is_back_after_their_first_attem
     await setup.db.dispose()
 
     db = Database(cluster.url)  # a fresh process: no raw pool yet
-    drill = Drill(db, make_library(), rng=random.Random(3))
+    drill = build_drill(db, make_library(), rng=random.Random(3))
     cluster.stop()
     with pytest.raises(Exception) as caught:  # after the retry budget (10 s)
         await asyncio.wait_for(drill.handle_action(members[0], Action(Verb.PICK, post_id, 1).encode()), 30)

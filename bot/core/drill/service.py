@@ -1,6 +1,7 @@
 """The drill: questions posted to channels, their reveals, and button clicks; it holds the
 shared database, library and clock, and the feature areas built on them (practice, boards,
 rounds). Nothing here raises for a member's mistake: it becomes a clear private notice.
+It builds no store: the wiring root hands them in (``DrillStores``, bot.core.drill.ports).
 """
 
 from __future__ import annotations
@@ -10,10 +11,7 @@ import random
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
-
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from typing import Generic
 
 from bot.core.answers.recording import Outcome, record_grade, record_pick, show_answer
 from bot.core.commands.replies import UNKNOWN_BUTTON
@@ -21,11 +19,12 @@ from bot.core.community_banks.shelf import Shelf
 from bot.core.content.bank import Kind, Library
 from bot.core.content.community import DEFAULT_BANK_SOURCE
 from bot.core.domain.actions import Action, BadActionError, Verb, decode
-from bot.core.domain.clock import Clock, SystemClock
+from bot.core.domain.clock import Clock
 from bot.core.domain.identity import Where, Who
 from bot.core.domain.kinds import PostKind
 from bot.core.domain.messages import Message
 from bot.core.domain.topics import TOPICS
+from bot.core.drill.ports import DB, DrillStores, RewardCandidate, RoleRewardRule
 from bot.core.drill.selection import next_for_channel, pool, pool_key_of
 from bot.core.learning.adaptive import DEFAULT_BAND
 from bot.core.posting.fanout import PacedBatch, reveal_batch
@@ -40,41 +39,15 @@ from bot.core.quizzes.rounds import Rounds
 from bot.core.render.buttons import flag_button
 from bot.core.render.notices import notice
 from bot.core.render.reveals import explanation_message
-from bot.core.reveal.ports import RevealStore
 from bot.core.reveal.posts import (
     QuestionGoneError,
     create_post,
-    is_closed,
     public_view,
     reveal,
+    snapshot_view,
 )
+from bot.core.stores import Tx
 from bot.observability.metrics import ANSWERS_RECORDED, observe_interaction
-from bot.storage.community import StoredCommunityRows
-from bot.storage.db import Database
-from bot.storage.estimates import read_abilities
-from bot.storage.groups import StoredGroups
-from bot.storage.hot_writes import NeedsSessionError
-from bot.storage.identity import StoredIdentities, channel_row
-from bot.storage.learning_picks import StoredQualityData
-from bot.storage.mocks import StoredMocks
-from bot.storage.models import (
-    Answer,
-    ChallengeProgress,
-    Channel,
-    Member,
-    Post,
-    RoleGrant,
-    RoleReward,
-    Streak,
-    Workspace,
-)
-from bot.storage.posts import StoredPosts
-from bot.storage.progress_queries import StoredProgressReads
-from bot.storage.question_reports import StoredReports
-from bot.storage.quizzes import StoredQuizzes
-from bot.storage.rounds import StoredRounds
-from bot.storage.served import StoredServed
-from bot.storage.srs_cards import StoredCards
 
 log = logging.getLogger(__name__)
 
@@ -90,28 +63,30 @@ class Posted:
     ref: str
 
 
-class Drill:
+class Drill(Generic[DB]):
     def __init__(
-        self, db: Database, library: Library, clock: Clock | None = None, rng: random.Random | None = None,
-        *, practice_band: tuple[float, float] = DEFAULT_BAND, posts: RevealStore | None = None,
+        self, stores: DrillStores[DB], library: Library, clock: Clock, rng: random.Random | None = None,
+        *, practice_band: tuple[float, float] = DEFAULT_BAND,
     ) -> None:
-        self.db = db
-        self.posts = posts or StoredPosts()  # RevealStore: bot.core.reveal.ports (the wiring passes it)
+        """``stores``: built once by the wiring root (``bot.app.build_drill``), with this clock."""
+        self.db: DB = stores.db
         self.library = library
-        self.shelf = Shelf(library, StoredCommunityRows())  # CommunityRows: bot.core.stores
-        self.quality_data = StoredQualityData(db)  # the quality lab's storage port
-        self.clock = clock or SystemClock()
+        self.shelf: Shelf = stores.shelf
+        self.quality_data = stores.quality_data  # the quality lab's storage port
+        self.clock = clock
         self.rng = rng or random.Random()
-        self.identities = StoredIdentities(self.clock)  # Identities: bot.core.stores
-        self.mock_store = StoredMocks(db, library, self.clock, self.shelf)  # /mock's storage port
-        progress, groups = StoredProgressReads(), StoredGroups(self.clock)  # bot.core.progress.ports
-        self.cards = StoredCards()  # CardStore: bot.core.progress.srs
-        self.quiz_store = StoredQuizzes()  # QuizStore: bot.core.quizzes.sequence
-        self.practice = Practice(self, progress, groups, self.cards, self.quiz_store, practice_band)
-        self.boards = Boards(self, progress, groups)
-        self.rounds = Rounds(self, StoredRounds(db, self.clock))  # RoundStore: bot.core.stores
-        self.served = StoredServed()  # ServedLog: bot.core.drill.selection
-        self.report_store = StoredReports(db, self.clock)  # 🚩 reports' storage port
+        self.mock_store = stores.mocks  # /mock's storage port
+        self.cards = stores.cards  # CardStore: bot.core.progress.srs
+        self.quiz_store = stores.quizzes  # QuizStore: bot.core.quizzes.sequence
+        self.practice = Practice(self, stores.progress, stores.groups, self.cards, self.quiz_store, practice_band)
+        self.boards = Boards(self, stores.progress, stores.groups)
+        self.rounds = Rounds(self, stores.rounds)  # RoundStore: bot.core.stores
+        self.served = stores.served  # ServedLog: bot.core.drill.selection
+        self.report_store = stores.reports  # 🚩 reports' storage port
+        self.identities = stores.identities  # Identities: bot.core.stores
+        self.posts = stores.posts  # RevealStore: posts as created, viewed and revealed
+        self.channel_posts = stores.channel_posts  # DrillPosts: the drill's own post reads
+        self.role_grants = stores.role_grants  # milestone roles
         self.reveals = reveal_batch()  # the reveal sweep's bounded, paced pool
         # the wiring root's publisher: roles for a milestone reached by a click (readiness)
         self.role_publisher: Publisher | None = None
@@ -152,17 +127,13 @@ class Drill:
             return Outcome(notice("This question was removed from the question banks."), action.post_id)
 
     async def _write(self, who: Who, action: Action) -> Outcome:
-        """A pick first tries the raw writes (bot.storage.hot_writes); otherwise,
+        """A pick first tries the raw writes where the database has them; otherwise,
         or when the click needs the ORM, the session's, retried whole through a database
-        restart (every verb is idempotent)."""
-        if self.db.hot_ok and action.verb is Verb.PICK:
-            try:
-                return await self.db.hot_write(lambda session: self._in_transaction(session, who, action))
-            except NeedsSessionError:
-                pass
-        return await self.db.transaction(lambda session: self._in_transaction(session, who, action))
+        restart (every verb is idempotent): ``ClickTransactions.click``."""
+        return await self.db.click(lambda session: self._in_transaction(session, who, action),
+                                   raw_first=action.verb is Verb.PICK)
 
-    async def _in_transaction(self, session: AsyncSession, who: Who, action: Action) -> Outcome:
+    async def _in_transaction(self, session: Tx, who: Who, action: Action) -> Outcome:
         if action.verb is Verb.PICK:
             return await record_pick(session, self.library, self.clock, who, action.post_id, action.arg)
         if action.verb is Verb.SHOW:
@@ -183,39 +154,30 @@ class Drill:
     ) -> Posted:
         """Post an MCQ to a channel (never a repeat until the pool is exhausted)."""
         async with self.db.write() as session:
-            channel = await channel_row(session, where)
+            channel_pk = await self.channel_posts.channel_pk(session, where)
             await self.shelf.refresh(session)
             source = source or DEFAULT_BANK_SOURCE
             candidates = pool(self.library, topic=topic, kinds=[Kind.MCQ], community=where.community,
                               source=source)
             pool_key = pool_key_of(topic, source)
-            question = await next_for_channel(self.served, session, channel.id, candidates, pool_key, self.rng)
+            question = await next_for_channel(self.served, session, channel_pk, candidates, pool_key, self.rng)
             now = self.clock.now()
             post = await create_post(
-                self.posts, session, question, kind=kind, now=now, channel_id=channel.id,
+                self.posts, session, question, kind=kind, now=now, channel_id=channel_pk,
                 closes_at=now + reveal_after if reveal_after else None,
                 round_id=round_id, local_date=local_date, rng=self.rng,
             )
             view = await public_view(self.posts, session, self.library, post)
             post_id = post.id
         ref = await publisher.publish(where, view)
-        async with self.db.write() as session:
-            stored = await session.get(Post, post_id)
-            assert stored is not None
-            stored.platform_ref = ref
+        await self.channel_posts.set_ref(post_id, ref)
         return Posted(post_id, ref)
 
     async def extras_after(self, where: Where, post_id: int) -> list[tuple[int, str | None, bool]]:
         """The extra questions (/daily now after today's was out) posted in this channel after
         ``post_id``, newest first, as (post id, platform ref, closed): the console's ``today``
         and ``reveal`` reach them too."""
-        now = self.clock.now()
-        async with self.db.write() as session:
-            channel = await channel_row(session, where)
-            rows = await session.scalars(
-                select(Post).where(Post.channel_id == channel.id, Post.kind == PostKind.NOW,
-                                   Post.id > post_id).order_by(Post.id.desc()))
-            return [(p.id, p.platform_ref, is_closed(p, now)) for p in rows]
+        return await self.channel_posts.extras_after(where, post_id, self.clock.now())
 
     async def reveal_post(self, post_id: int, where: Where, publisher: Publisher,
                           batch: PacedBatch | None = None) -> Message:
@@ -226,8 +188,7 @@ class Drill:
         client's own retries does not lose the results."""
         async with self.db.write() as session:
             revealed = await reveal(self.posts, session, self.library, self.clock, post_id)
-            post = await session.get(Post, post_id)
-            assert post is not None  # reveal() found it in this transaction
+            post = await self.channel_posts.facts(session, post_id)  # reveal() found it in this transaction
             question = self.library[post.question_id]
         ref = revealed.platform_ref
         if ref and revealed.first_time:
@@ -254,19 +215,14 @@ class Drill:
         """A channel post's reveal moved its answerers' estimates: their readiness rewards."""
         if not self._roles_here(where, publisher):
             return
-        async with self.db.read() as session:
-            members = list(await session.scalars(select(Answer.member_id).where(Answer.post_id == post_id)))
+        members = await self.channel_posts.answerers(post_id)
         await self.rewards_for(where.platform, where.workspace, members, ("readiness",), publisher)
 
     async def rewards_for_who(self, who: Who, kinds: Collection[str], publisher: Publisher) -> None:
         """A member's milestone may be reached now (a solve, estimates that moved): check it."""
         if not self._roles_here(Where(who.platform, who.workspace, ""), publisher):
             return
-        async with self.db.read() as session:
-            member_id = await session.scalar(select(Member.id).join(
-                Workspace, Workspace.id == Member.workspace_id).where(
-                Workspace.platform == who.platform, Workspace.external_id == who.workspace,
-                Member.user_id == who.user_id))
+        member_id = await self.role_grants.member_id(who)
         if member_id is not None:
             await self.rewards_for(who.platform, who.workspace, [member_id], kinds, publisher)
 
@@ -280,13 +236,7 @@ class Drill:
         what a solve or a reveal changed is given at once (same checks, same records)."""
         if not members:
             return
-        async with self.db.read() as session:
-            channels = (await session.execute(
-                select(Channel.id, Channel.channel_id, Channel.name).distinct()
-                .join(RoleReward, RoleReward.channel_id == Channel.id)
-                .join(Workspace, Workspace.id == Channel.workspace_id)
-                .where(Workspace.platform == platform, Workspace.external_id == workspace,
-                       RoleReward.kind.in_(list(kinds))).order_by(Channel.id))).tuples().all()
+        channels = await self.role_grants.channels_rewarding(platform, workspace, kinds)
         for channel_pk, channel_id, name in channels:
             await self.sync_rewards(channel_pk, Where(platform, workspace, channel_id, name), publisher,
                                     members=members, kinds=kinds)
@@ -302,18 +252,13 @@ class Drill:
         if not self._roles_here(where, publisher):
             return
         assert isinstance(publisher, RolePublisher)
-        async with self.db.read() as session:
-            rewards = list(await session.scalars(select(RoleReward).where(
-                RoleReward.channel_id == channel_pk, RoleReward.kind.in_(list(kinds)))))
-            if not rewards:
-                return
-            held = set((await session.execute(select(RoleGrant.reward_id, RoleGrant.member_id).where(
-                RoleGrant.reward_id.in_([r.id for r in rewards])))).tuples())
-            wanted_by = {r.id: await self._reached(session, r, members) for r in rewards}
-        for reward in rewards:
+        standings = await self.role_grants.standings(channel_pk, kinds, members)
+        for standing in standings:
+            reward, held = standing.reward, standing.holders
             problem = None
-            changes = [(member_id, user_id, wanted) for member_id, user_id, wanted in wanted_by[reward.id]
-                       if wanted != ((reward.id, member_id) in held)
+            changes = [(member_id, user_id, wanted) for member_id, user_id, wanted
+                       in self._reached(reward, standing.candidates)
+                       if wanted != (member_id in held)
                        and (wanted or reward.kind == "streak")]  # only streaks are taken back
             if not changes and members is not None:
                 continue  # nothing for these members: the reward's standing is not re-checked
@@ -335,64 +280,29 @@ class Drill:
                 log.info("role reward %s", "given" if wanted else "taken",
                          extra={"channel": channel_pk, "role": reward.role_id, "member": member_id,
                                 "milestone": reward.kind})
-                try:
-                    async with self.db.write() as session:
-                        if wanted:
-                            session.add(RoleGrant(reward_id=reward.id, member_id=member_id,
-                                                  granted_at=self.clock.now()))
-                        else:
-                            await session.execute(delete(RoleGrant).where(
-                                RoleGrant.reward_id == reward.id, RoleGrant.member_id == member_id))
-                except IntegrityError:  # another replica recorded the same grant
-                    pass
-            async with self.db.write() as session:
-                await session.execute(update(RoleReward).where(RoleReward.id == reward.id)
-                                      .values(problem=problem))
+                await self.role_grants.record(reward.id, member_id, held=wanted, now=self.clock.now())
+            await self.role_grants.set_problem(reward.id, problem)
 
-    async def _reached(self, session: AsyncSession, reward: RoleReward,
-                       members: Collection[int] | None = None) -> list[tuple[int, str, bool]]:
-        """(member, platform user, milestone reached) for the members the reward looks at: the
-        channel's daily players (streak, readiness) or the workspace's solvers (challenges);
-        ``members``: only those (readiness: any member of the workspace, whose estimates moved)."""
-        only = [] if members is None else [ChallengeProgress.member_id.in_(list(members))]
-        if reward.kind == "solved":
-            solved = (await session.execute(
-                select(ChallengeProgress.member_id, Member.user_id, func.count(ChallengeProgress.solved_at))
-                .join(Member, Member.id == ChallengeProgress.member_id)
-                .join(Channel, Channel.workspace_id == ChallengeProgress.workspace_id)
-                .where(Channel.id == reward.channel_id, *only)
-                .group_by(ChallengeProgress.member_id, Member.user_id)
-                .order_by(ChallengeProgress.member_id))).tuples().all()
-            return [(m, u, earned(reward.threshold, n)) for m, u, n in solved]
-        if reward.kind == "readiness" and members is not None:
-            people = (await session.execute(
-                select(Member.id, Member.user_id).join(Channel, Channel.workspace_id == Member.workspace_id)
-                .where(Channel.id == reward.channel_id, Member.id.in_(list(members)))
-                .order_by(Member.id))).tuples().all()
-        else:
-            streaks = (await session.execute(
-                select(Streak.member_id, Streak.current, Member.user_id)
-                .join(Member, Member.id == Streak.member_id).where(Streak.channel_id == reward.channel_id,
-                                                                   *([Streak.member_id.in_(list(members))]
-                                                                     if members is not None else []))
-                .order_by(Streak.member_id))).tuples().all()
-            if reward.kind != "readiness":
-                return [(m, u, earned(reward.threshold, current)) for m, current, u in streaks]
-            people = [(m, u) for m, _, u in streaks]
+    def _reached(self, reward: RoleRewardRule,
+                 candidates: Collection[RewardCandidate]) -> list[tuple[int, str, bool]]:
+        """(member, platform user, milestone reached) for the members the reward looks at
+        (``RoleGrants.standings``): a streak or a count of solves against the threshold, or
+        the member's readiness in the reward's topic."""
+        if reward.kind != "readiness":
+            return [(c.member_id, c.user_id, earned(reward.threshold, c.count)) for c in candidates]
         reached = []
-        for member_id, user_id in people:
-            ready, _ = member_readiness(self.library, member_id, await read_abilities(session, member_id))
+        for c in candidates:
+            ready, _ = member_readiness(self.library, c.member_id, c.abilities or {})
             topic = ready.get(reward.topic or "")
-            reached.append((member_id, user_id, topic is not None and topic.enough_data
+            reached.append((c.member_id, c.user_id, topic is not None and topic.enough_data
                             and round(topic.expected * 100) >= reward.threshold))
         return reached
-
     async def reveal_due(self, publisher: Publisher) -> int:
         """Reveal every channel post whose time has passed (after restarts, too). Returns how many."""
         async with self.db.read() as session:
             await self.shelf.refresh(session)
             due = await self.posts.due(session, self.clock.now())
-            wheres = await _wheres_of_posts(session, due)  # one read, however many are due
+            wheres = await self.channel_posts.wheres(session, due)  # few reads, however many are due
 
         def reveal_one(post_id: int) -> Callable[[], Awaitable[Message]]:
             return lambda: self.reveal_post(post_id, wheres[post_id], publisher, self.reveals)
@@ -402,9 +312,9 @@ class Drill:
 
     async def refresh_view(self, post_id: int) -> Message:
         async with self.db.read() as session:
-            post = await session.get(Post, post_id)
-            assert post is not None
-            return await public_view(self.posts, session, self.library, post)
+            snap = await self.posts.snapshot(session, post_id)
+            assert snap is not None
+            return snapshot_view(self.library, snap, answered=await self.posts.answer_count(session, post_id))
 
     async def recover(self, publisher: Publisher) -> None:
         """At start: close rounds a crash left open and reveal whatever is overdue."""
@@ -421,17 +331,3 @@ class Drill:
             if not p or p in slug or p in TOPICS[slug].lower()
         ][:25]
 
-
-async def _wheres_of_posts(session: AsyncSession, post_ids: list[int]) -> dict[int, Where]:
-    """The channels of many posts (the reveal sweep's), in reads of at most 1,000 posts: a
-    read per post made 5,000 reveals due at once wait on 5,000 sequential round trips."""
-    found: dict[int, Where] = {}
-    for start in range(0, len(post_ids), 1000):
-        rows = await session.execute(
-            select(Post.id, Workspace.platform, Workspace.external_id, Channel.channel_id, Channel.name)
-            .join(Channel, Channel.workspace_id == Workspace.id)
-            .join(Post, Post.channel_id == Channel.id)
-            .where(Post.id.in_(post_ids[start:start + 1000]))
-        )
-        found.update({post_id: Where(platform, ext, channel, name) for post_id, platform, ext, channel, name in rows})
-    return found
