@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +38,7 @@ from bot.core.progress.home import HomeDesk
 from bot.core.publisher import (
     ChatPublisher,
     Delivery,
+    Publisher,
     has_roles_via,
     role_problem_via,
     set_role_via,
@@ -45,8 +47,10 @@ from bot.core.runs.desk import RunDesk
 from bot.core.weekly.service import WeeklyPosting
 from bot.scheduler import DailyScheduler
 from bot.storage.claims import DailyClaims, WeeklyClaims
+from bot.storage.daily import StoredDaily
 from bot.storage.db import Database
 from bot.storage.group_mocks import StoredGroupMocks
+from bot.storage.schedules import StoredSchedules
 
 if TYPE_CHECKING:
     from bot.observability.health import Check, Detail
@@ -128,6 +132,13 @@ class RunnerSlot:
         return f"{replies.NO_RUNNER} ({problem})" if problem else replies.NO_RUNNER
 
 
+def build_daily(drill: Drill, publisher: Publisher,
+                on_change: Callable[[], Awaitable[None]] | None = None) -> DailyPosting:
+    """The daily question over its stores (``build_app`` and the tests build it here)."""
+    return DailyPosting(drill, publisher, schedules=StoredSchedules(drill.db), store=StoredDaily(drill.db),
+                        claims=DailyClaims(drill.db), on_change=on_change)  # claims: bot.core.posting's port
+
+
 def build_services(drill: Drill, daily: DailyPosting, publisher: ChatPublisher,
                    runner: RunnerAccess) -> Services:
     """Every feature the commands route to, once; ``build_app`` and the tests call this."""
@@ -145,7 +156,7 @@ def build_services(drill: Drill, daily: DailyPosting, publisher: ChatPublisher,
     return Services(
         drill=drill, daily=daily, weekly=weekly, challenges=challenges, mocks=mocks,
         group_mocks=GroupMocks(StoredGroupMocks(drill.db), mocks, drill.clock, publisher),
-        home=HomeDesk(drill, challenges, weekly, COMMANDS),
+        home=HomeDesk(drill, daily, challenges, weekly, COMMANDS),
         reports=ReportDesk(drill.report_store, drill.library, drill.clock, drill.refresh_shelf),
         banks=BankDesk(drill.db, drill.library, drill.clock, drill.shelf),
         quality=QualityDesk(drill.quality_data, drill.library), publisher=publisher, runner=runner)
@@ -268,7 +279,7 @@ async def build_app(
     library = load_banks(settings)
     drill = Drill(db, library, clock or SystemClock(), practice_band=settings.practice_band)
     publisher = RoutingPublisher()
-    daily = DailyPosting(drill, publisher, claims=DailyClaims(db))  # claim stores: bot.core.posting's port
+    daily = build_daily(drill, publisher)
     runner = RunnerSlot(with_runner=with_runner)
     services = build_services(drill, daily, publisher, runner)
     scheduler = DailyScheduler(daily, weekly=services.weekly)

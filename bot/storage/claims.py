@@ -12,13 +12,13 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, CursorResult, Result, select, update
 
+from bot.core.daily.ports import DailyKey
 from bot.core.domain.clock import as_utc
 from bot.core.posting.claims import ClaimState
 from bot.storage.db import Database
 from bot.storage.models import DailyClaim, Post, WeeklyClaim
 from bot.storage.upsert import dialect_insert
 
-DailyKey = tuple[int, date]  # (channel, local date)
 WeeklyNatural = tuple[int, str, date]  # (channel, kind, local Monday)
 
 

@@ -259,14 +259,14 @@ async def test_a_fire_on_an_exhausted_pool_still_posts_from_the_next_sweep(pg_ur
 async def test_a_weekly_fire_that_fails_before_its_claim_is_posted_by_the_next_sweep(drill, monkeypatch, caplog):
     """The weekly challenge's job fails before any claim exists (a dry pool): the tick's sweep
     finds this week's post missing past its time and posts it, named once in the log."""
-    from bot.core.daily.service import DailyPosting
+    from bot.app import build_daily
     from bot.core.posting.fanout import PostingQueue
     from bot.scheduler import DailyScheduler
     from tests.support.weekly_claims import EASIEST, title
 
     channels = Channels(drill.clock)
     weekly = WeeklyPosting(drill.db, drill.clock, channels, bank=BANK)
-    daily = DailyPosting(drill, channels)
+    daily = build_daily(drill, channels)
     await daily.set_schedule(HERE, at="23:00", timezone="Europe/Berlin")  # no daily post due now
     await weekly.set_weekly(HERE, WeeklyKind.CHALLENGE, "wed", "10:00")  # now: Wed 10:00 CET
     async with drill.db.write() as session:
