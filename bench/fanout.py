@@ -74,7 +74,6 @@ async def child(url: str, api: str, gateway: str, token: str) -> None:
     from bot.adapters.discord.bot import DiscordAdapter
     from bot.app import build_app
     from bot.config import Settings
-    from bot.core.daily.service import all_schedules
     from bot.core.domain.clock import FakeClock
 
     clock = FakeClock(BEFORE)
@@ -86,7 +85,7 @@ async def child(url: str, api: str, gateway: str, token: str) -> None:
     app.publisher.register(adapter.platform, adapter.publisher)
     await adapter.start()
     await app.start()
-    pks = [v.channel_pk for v in await all_schedules(app.db)]
+    pks = [v.channel_pk for v in await app.daily.schedules.all()]
     print(json.dumps({"ready": True}), flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     clock.set(FIRE)

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import random
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ from bot.core.progress.home import HomeDesk
 from bot.core.publisher import (
     ChatPublisher,
     Delivery,
+    Publisher,
     has_roles_via,
     role_problem_via,
     set_role_via,
@@ -48,10 +50,12 @@ from bot.core.weekly.service import WeeklyPosting
 from bot.scheduler import DailyScheduler
 from bot.storage.claims import DailyClaims
 from bot.storage.community_banks import StoredBanks
+from bot.storage.daily import StoredDaily
 from bot.storage.db import Database
 from bot.storage.digest_queries import StoredDigestReads
 from bot.storage.drill_stores import drill_stores
 from bot.storage.group_mocks import StoredGroupMocks
+from bot.storage.schedules import StoredSchedules
 from bot.storage.weekly import StoredWeekly
 
 if TYPE_CHECKING:
@@ -149,6 +153,13 @@ def weekly_posting(db: Database, clock: Clock, publisher: Publisher, *, bank: Ch
                          on_change=on_change, library=library)
 
 
+def build_daily(drill: Drill[Database], publisher: Publisher,
+                on_change: Callable[[], Awaitable[None]] | None = None) -> DailyPosting:
+    """The daily question over its stores (``build_app`` and the tests build it here)."""
+    return DailyPosting(drill, publisher, schedules=StoredSchedules(drill.db), store=StoredDaily(drill.db),
+                        claims=DailyClaims(drill.db), on_change=on_change)  # claims: bot.core.posting's port
+
+
 def build_services(drill: Drill[Database], daily: DailyPosting, publisher: ChatPublisher,
                    runner: RunnerAccess) -> Services:
     """Every feature the commands route to, once; ``build_app`` and the tests call this."""
@@ -165,7 +176,7 @@ def build_services(drill: Drill[Database], daily: DailyPosting, publisher: ChatP
     return Services(
         drill=drill, daily=daily, weekly=weekly, challenges=challenges, mocks=mocks,
         group_mocks=GroupMocks(StoredGroupMocks(drill.db), mocks, drill.clock, publisher),
-        home=HomeDesk(drill, challenges, weekly, COMMANDS),
+        home=HomeDesk(drill, daily, challenges, weekly, COMMANDS),
         reports=ReportDesk(drill.report_store, drill.library, drill.clock, drill.refresh_shelf),
         banks=BankDesk(StoredBanks(drill.db), drill.library, drill.clock, drill.shelf),
         quality=QualityDesk(drill.quality_data, drill.library), publisher=publisher, runner=runner)
@@ -297,7 +308,7 @@ async def build_app(
     library = load_banks(settings)
     drill = build_drill(db, library, clock, practice_band=settings.practice_band)
     publisher = RoutingPublisher()
-    daily = DailyPosting(drill, publisher, claims=DailyClaims(db))  # claim stores: bot.core.posting's port
+    daily = build_daily(drill, publisher)
     runner = RunnerSlot(with_runner=with_runner)
     services = build_services(drill, daily, publisher, runner)
     scheduler = DailyScheduler(daily, weekly=services.weekly)

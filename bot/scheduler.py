@@ -24,13 +24,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.core.daily.service import (
-    CATCH_UP_GRACE,
-    DailyPosting,
-    ScheduleView,
-    all_schedules,
-    unclaimed_fires,
-)
+from bot.core.daily.service import CATCH_UP_GRACE, DailyPosting, ScheduleView
 from bot.core.posting.fanout import Job, PostingQueue
 from bot.core.weekly.service import WeeklyKind, WeeklyPosting, spec_of, week_start
 
@@ -95,7 +89,7 @@ class DailyScheduler:
         self.queue.stop()
 
     async def rebuild(self) -> None:
-        views = await all_schedules(self.daily.db)
+        views = await self.daily.schedules.all()
         wanted = {f"daily:{v.channel_pk}": v for v in views if not v.paused}
         weekly = {f"weekly:{kind}:{v.channel_pk}": (v, kind, spec_of(v, kind)) for v in views
                   for kind in WeeklyKind if self.weekly is not None and not v.paused and spec_of(v, kind)}
@@ -160,12 +154,12 @@ class DailyScheduler:
         for channel_pk, local_date in await self.daily.stale_claims():
             self._queue_recovery(channel_pk, local_date)
         if views is None:
-            views = await all_schedules(self.daily.db)
+            views = await self.daily.schedules.all()
         now = self.daily.drill.clock.now()
         oldest = now - CATCH_UP_GRACE
         if self._started_at is not None:  # what this process was here to post, grace or not
             oldest = min(oldest, self._started_at)
-        for due in await unclaimed_fires(self.daily.db, now, oldest, views):
+        for due in await self.daily.unclaimed_fires(now, oldest, views):
             where, day = due.view.where, due.local_date.isoformat()
             if now - due.fire_time > CATCH_UP_GRACE:
                 self.queue.missed("daily", where.platform, where.channel_id, day)
@@ -188,7 +182,7 @@ class DailyScheduler:
         """Reveal what is due, finish abandoned claims, pick up other replicas' changes."""
         try:
             await self.daily.drill.reveal_due(self.daily.publisher)
-            views = await all_schedules(self.daily.db)  # once per tick, never per fire
+            views = await self.daily.schedules.all()  # once per tick, never per fire
             await self.sweep(views)
             if self.weekly is not None:
                 await self.weekly.recover_unsent()

@@ -7,19 +7,18 @@ post row too (its ``platform_ref``), in the same transaction as ``sent_at``.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, CursorResult, Result, select, update
 
+from bot.core.daily.ports import DailyKey
 from bot.core.domain.clock import as_utc
 from bot.core.posting.claims import ClaimState
 from bot.core.weekly.ports import WeeklyNatural
 from bot.storage.db import Database
 from bot.storage.models import DailyClaim, Post, WeeklyClaim
 from bot.storage.upsert import dialect_insert
-
-DailyKey = tuple[int, date]  # (channel, local date)
 
 
 def rows_changed(result: Result[Any]) -> int:

@@ -185,12 +185,12 @@ async def test_a_cached_post_still_refuses_after_its_reveal_and_updates_an_exist
 async def test_a_new_schedule_timezone_shows_in_the_next_click_on_a_cached_post(drill: Drill) -> None:
     """The kept snapshot names the channel's timezone; `/daily schedule` in another one must
     not leave clicks saying the old "revealed at" for a minute."""
-    from bot.core.daily.service import DailyPosting
+    from bot.app import build_daily
     from bot.storage.models import Post
 
     publisher = RecordingPublisher()
     ben = Who("test", "w", "u-ben", "ben")
-    daily = DailyPosting(drill, publisher)
+    daily = build_daily(drill, publisher)
     assert "Europe/Paris" in (await daily.set_schedule(HERE, at="09:00", timezone="Europe/Paris")).plain()
     warm = await drill.ask(HERE, publisher, kind="daily")
     for member in (ANA, ben):

@@ -35,7 +35,6 @@ STORAGE_OFFENDERS: dict[str, frozenset[str]] = {
     name: frozenset(layers) for name, layers in {
         "bot.core.answers.recording": STORAGE,
         "bot.core.challenges.desk": STORAGE,
-        "bot.core.daily.service": STORAGE,
     }.items()
 }
 

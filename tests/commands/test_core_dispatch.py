@@ -10,14 +10,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.app import build_services
+from bot.app import build_daily, build_services
 from bot.core.challenges.desk import challenge_message
 from bot.core.commands.catalogue import COMMANDS, Catalogue, Command
 from bot.core.commands.dispatch import Caller, CommandDesk, Pending
 from bot.core.commands.grammar import Request
 from bot.core.commands.help import help_message
 from bot.core.commands.replies import Words
-from bot.core.daily.service import DailyPosting
 from bot.core.domain.actions import Action, Verb
 from bot.core.domain.clock import FakeClock
 from bot.core.domain.identity import Where, Who
@@ -59,7 +58,7 @@ def changes() -> Changes:
 
 @pytest.fixture
 async def desk(drill: Drill, publisher: RecordingPublisher, changes: Changes) -> AsyncIterator[CommandDesk]:
-    built = CommandDesk(build_services(drill, DailyPosting(drill, publisher, on_change=changes), publisher, NoRunner()))
+    built = CommandDesk(build_services(drill, build_daily(drill, publisher, on_change=changes), publisher, NoRunner()))
     yield built
     await built.close()
 
@@ -288,7 +287,7 @@ async def test_a_round_starts_in_the_background_and_plays_to_the_end(desk: Comma
 
 
 async def test_a_second_round_in_the_channel_is_refused(drill: Drill, publisher, changes) -> None:
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, publisher), publisher, NoRunner()))
+    desk = CommandDesk(build_services(drill, build_daily(drill, publisher), publisher, NoRunner()))
     drill.clock.auto = False  # type: ignore[attr-defined]
     await desk.execute_text(member(), "round", "")
     again = await desk.execute_text(member(BO), "round", "")
@@ -396,7 +395,7 @@ async def test_the_weekly_digest_names_the_hardest_question_from_the_library(
 
 async def test_help_lists_the_desks_own_catalogue(drill: Drill, publisher) -> None:
     small = Catalogue(commands=(Command("quiz", "A private quiz"), Command("help", "What torchdrill can do")))
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, publisher), publisher, NoRunner()), small)
+    desk = CommandDesk(build_services(drill, build_daily(drill, publisher), publisher, NoRunner()), small)
     shown = await desk.execute_text(member(), "help", "")
     assert shown == help_message(WORDS, small)
     assert shown.plain().splitlines()[1:3] == ["`/quiz` — a private quiz", "`/drill-help` — what torchdrill can do"]

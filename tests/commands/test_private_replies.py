@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from fsrs import Rating
 
+from bot.app import build_daily
 from bot.core.content.bank import Kind, Question, Snippet
-from bot.core.daily.service import DailyPosting
 from bot.core.domain.actions import Action, Verb, decode
 from bot.core.domain.messages import ButtonStyle
 from bot.core.render.answers import already_answered, flashcard_answer
@@ -72,7 +72,7 @@ def test_quiz_navigation_buttons() -> None:
 
 
 async def test_daily_pause_resume_and_status_say_so(drill, publisher) -> None:
-    daily = DailyPosting(drill, publisher)
+    daily = build_daily(drill, publisher)
     none_yet = "This channel has no daily schedule yet. Set one with /daily schedule."
     assert (await daily.set_paused(WHERE, True)).plain() == none_yet
     assert (await daily.status(WHERE)).plain() == (

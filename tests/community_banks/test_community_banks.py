@@ -12,7 +12,7 @@ import textwrap
 import pytest
 import yaml
 
-from bot.app import build_drill, build_services
+from bot.app import build_daily, build_drill, build_services
 from bot.core.commands.dispatch import Caller, CommandDesk
 from bot.core.content.bank import Library
 from bot.core.content.community import (
@@ -23,7 +23,6 @@ from bot.core.content.community import (
     check_bank_text,
     inert,
 )
-from bot.core.daily.service import DailyPosting
 from bot.core.domain.clock import FakeClock
 from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import Upload
@@ -257,7 +256,7 @@ async def test_a_second_replica_serves_an_upload_it_did_not_take(db: Database, c
     def replica() -> tuple[CommandDesk, Publisher]:
         publisher = Publisher()
         drill = build_drill(db, make_library(), clock, rng=random.Random(5))
-        return CommandDesk(build_services(drill, DailyPosting(drill, publisher), publisher, NoRunner())), publisher
+        return CommandDesk(build_services(drill, build_daily(drill, publisher), publisher, NoRunner())), publisher
 
     (first, first_pub), (second, _) = replica(), replica()
     await second.execute_text(Caller(MEMBER, HERE), "quiz", "count:1")  # its shelf is loaded, empty
@@ -340,7 +339,7 @@ async def test_two_admins_uploading_the_same_new_bank_at_once_both_succeed(
 
     def desk_on(database: Database) -> CommandDesk:
         drill = build_drill(database, library, clock, rng=random.Random(4))
-        return CommandDesk(build_services(drill, DailyPosting(drill, Publisher()), Publisher(), NoRunner()))
+        return CommandDesk(build_services(drill, build_daily(drill, Publisher()), Publisher(), NoRunner()))
 
     other = Who(ADMIN.platform, ADMIN.workspace, "u-admin-2", "admin two")
     one, two = desk_on(db), desk_on(second_db)

@@ -7,9 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.app import build_services
+from bot.app import build_daily, build_services
 from bot.core.commands.dispatch import Caller, CommandDesk
-from bot.core.daily.service import DailyPosting
 from bot.core.domain.messages import Upload
 from bot.core.drill.service import Drill
 from tests.support.community_banks import GOOD, SUGGESTION, Publisher
@@ -19,7 +18,7 @@ from tests.support.dispatch import ADA, BO, HERE, WORDS, NoRunner, admin, member
 @pytest.fixture
 async def world(drill: Drill) -> AsyncIterator[tuple[CommandDesk, Publisher]]:
     publisher = Publisher()
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, publisher), publisher, NoRunner()))  # type: ignore[arg-type]
+    desk = CommandDesk(build_services(drill, build_daily(drill, publisher), publisher, NoRunner()))  # type: ignore[arg-type]
     yield desk, publisher
     await desk.close()
 

@@ -13,10 +13,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import func, select
 
+from bot.app import build_daily
 from bot.core.daily.service import (
-    DailyPosting,
     ScheduleError,
-    all_schedules,
     parse_time,
     parse_weekdays,
 )
@@ -31,7 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def daily(drill, publisher):
-    return DailyPosting(drill, publisher)
+    return build_daily(drill, publisher)
 
 
 def test_parse_time_and_weekdays_accept_friendly_forms_and_name_bad_values() -> None:
@@ -67,7 +66,7 @@ async def test_schedule_commands_and_clear_errors(daily):
 
 async def test_dst_posts_at_nine_local_on_both_sides(daily, clock, publisher):
     await daily.set_schedule(BERLIN, at="09:00", timezone="Europe/Berlin", weekdays="daily")
-    (view,) = await all_schedules(daily.db)
+    (view,) = await daily.schedules.all()
     # DST starts in Berlin on Sunday 2026-03-29
     assert view.fire_time_on(date(2026, 3, 28)) == datetime(2026, 3, 28, 8, 0, tzinfo=UTC)
     assert view.fire_time_on(date(2026, 3, 30)) == datetime(2026, 3, 30, 7, 0, tzinfo=UTC)
@@ -112,11 +111,11 @@ async def test_restart_a_few_minutes_late_still_posts_once(daily, clock, publish
 async def test_reveal_at_next_post_or_after_delay(daily, clock, publisher):
     await daily.set_schedule(BERLIN, at="09:00", timezone="Europe/Berlin", weekdays="daily",
                              reveal_after_hours=30)
-    (view,) = await all_schedules(daily.db)
+    (view,) = await daily.schedules.all()
     posted = datetime(2026, 3, 4, 8, 0, tzinfo=UTC)
     assert view.reveal_at(posted) == datetime(2026, 3, 5, 8, 0, tzinfo=UTC)  # next post wins
     await daily.set_schedule(BERLIN, at="09:00", timezone="Europe/Berlin", weekdays="daily")
-    (view,) = await all_schedules(daily.db)
+    (view,) = await daily.schedules.all()
     assert view.reveal_at(posted) == posted + timedelta(hours=12)
     # fire() reveals due posts before posting the next one
     clock.set(posted)
@@ -155,7 +154,7 @@ async def test_crash_after_post_created_resends_same_question(daily, clock, publ
 
     original = publisher.publish
     publisher.publish = failing_publish
-    (view,) = await all_schedules(daily.db)
+    (view,) = await daily.schedules.all()
     with pytest.raises(Boom):
         await daily.post_for(view, clock.now())
     publisher.publish = original
@@ -189,6 +188,6 @@ async def test_two_processes_post_once_per_channel_per_day(db, drill, daily, tmp
 
 async def test_concurrent_fires_in_one_process(daily, publisher):
     await daily.set_schedule(BERLIN, at="09:00", timezone="Europe/Berlin", weekdays="daily")
-    (view,) = await all_schedules(daily.db)
+    (view,) = await daily.schedules.all()
     results = await asyncio.gather(*(daily.fire(view.channel_pk) for _ in range(5)))
     assert sum(r is not None for r in results) == 1 and len(publisher.posts) == 1

@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from sqlalchemy import select, update
 
+from bot.app import build_daily
 from bot.core.daily.service import (
     BEING_POSTED,
     CATCH_UP_GRACE,
@@ -109,7 +110,7 @@ def channel() -> Channel:
 
 @pytest.fixture
 def daily(drill, channel) -> DailyPosting:
-    return DailyPosting(drill, channel)
+    return build_daily(drill, channel)
 
 
 async def claim_row(daily: DailyPosting) -> DailyClaim:

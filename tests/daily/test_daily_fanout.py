@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.app import build_daily
 from bot.core.daily.service import DailyPosting
 from bot.core.domain.identity import Where
 from bot.core.posting.fanout import Pace, PostingQueue
@@ -49,7 +50,7 @@ def counting() -> CountingPublisher:
 
 @pytest.fixture
 def daily(drill, counting) -> DailyPosting:
-    return DailyPosting(drill, counting)
+    return build_daily(drill, counting)
 
 
 async def schedule(daily: DailyPosting, n: int) -> list[int]:
@@ -59,9 +60,7 @@ async def schedule(daily: DailyPosting, n: int) -> list[int]:
 
 
 async def _views(daily: DailyPosting):
-    from bot.core.daily.service import all_schedules
-
-    return await all_schedules(daily.db)
+    return await daily.schedules.all()
 
 
 async def test_fires_at_one_minute_post_each_channel_once_with_bounded_workers(daily, counting, clock) -> None:

@@ -51,6 +51,4 @@ async def test_a_global_limit_below_our_pace_delays_posts_and_loses_none(
 
 
 async def _schedules(app: App):
-    from bot.core.daily.service import all_schedules
-
-    return await all_schedules(app.db)
+    return await app.daily.schedules.all()

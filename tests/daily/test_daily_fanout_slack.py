@@ -31,9 +31,7 @@ async def test_429s_past_the_clients_retries_lose_no_post(
     fake.rate_limits["chat.postMessage"] = [1] * 6  # Slack pushes back: more 429s than retries
     try:
         slack_clock.set(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
-        from bot.core.daily.service import all_schedules
-
-        for view in await all_schedules(app.db):  # what each channel's cron job does at 09:00
+        for view in await app.daily.schedules.all():  # what each channel's cron job does at 09:00
             await app.scheduler.fire_daily(view.channel_pk, "slack")
         await app.scheduler.queue.drained(60)
         for _ in range(SWEEPS):  # the periodic sweep: what a 429 cost is queued again

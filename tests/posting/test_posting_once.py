@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from bot.app import weekly_posting
+from bot.app import build_daily, weekly_posting
 from bot.core.daily.service import BEING_POSTED, CLAIM_LEASE
 from bot.core.domain.clock import FakeClock
 from bot.core.weekly.service import CLOSING, WeeklyKind
@@ -260,14 +260,13 @@ async def test_a_fire_on_an_exhausted_pool_still_posts_from_the_next_sweep(pg_ur
 async def test_a_weekly_fire_that_fails_before_its_claim_is_posted_by_the_next_sweep(drill, monkeypatch, caplog):
     """The weekly challenge's job fails before any claim exists (a dry pool): the tick's sweep
     finds this week's post missing past its time and posts it, named once in the log."""
-    from bot.core.daily.service import DailyPosting
     from bot.core.posting.fanout import PostingQueue
     from bot.scheduler import DailyScheduler
     from tests.support.weekly_claims import EASIEST, title
 
     channels = Channels(drill.clock)
     weekly = weekly_posting(drill.db, drill.clock, channels, bank=BANK)
-    daily = DailyPosting(drill, channels)
+    daily = build_daily(drill, channels)
     await daily.set_schedule(HERE, at="23:00", timezone="Europe/Berlin")  # no daily post due now
     await weekly.set_weekly(HERE, WeeklyKind.CHALLENGE, "wed", "10:00")  # now: Wed 10:00 CET
     async with drill.db.write() as session:

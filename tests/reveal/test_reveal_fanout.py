@@ -70,6 +70,4 @@ def _accepted(fake: FakeDiscord, method: str, path: str) -> int:
 
 
 async def _channel_pks(app: App) -> list[int]:
-    from bot.core.daily.service import all_schedules
-
-    return [v.channel_pk for v in await all_schedules(app.db)]
+    return [v.channel_pk for v in await app.daily.schedules.all()]

@@ -13,11 +13,10 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from bot.app import build_services
+from bot.app import build_daily, build_services
 from bot.core.challenges.desk import KIND
 from bot.core.commands.dispatch import Caller, CodeForm, CommandDesk, PublishedAck
 from bot.core.content.challenges import Challenge
-from bot.core.daily.service import DailyPosting
 from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import CodeBlock, Message, TextBlock, Upload
 from bot.core.drill.service import Drill
@@ -115,7 +114,7 @@ class World:
 async def world(drill: Drill) -> AsyncIterator[World]:
     chat, queue = Chat(), QueueRunner()
     runs = RunDesk(queue, chat)  # type: ignore[arg-type]
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, chat), chat, Runner(runs)))  # type: ignore[arg-type]
+    desk = CommandDesk(build_services(drill, build_daily(drill, chat), chat, Runner(runs)))  # type: ignore[arg-type]
     yield World(desk, queue, runs, chat)
     await desk.close()
 
@@ -131,11 +130,11 @@ async def open_challenge(desk: CommandDesk, who: Who = ADA) -> Challenge:
 
 async def test_run_without_a_runner_says_why_and_posts_nothing(drill: Drill) -> None:
     chat = Chat()
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, chat), chat, Runner(None)))  # type: ignore[arg-type]
+    desk = CommandDesk(build_services(drill, build_daily(drill, chat), chat, Runner(None)))  # type: ignore[arg-type]
     channel = Channel()
     assert notice_of(await desk.run_code(member(), "print(1)", channel)) == NOT_AVAILABLE  # type: ignore[arg-type]
     assert notice_of(await desk.submit_challenge(member(), "print(1)", channel)) == NOT_AVAILABLE  # type: ignore[arg-type]
-    starting = CommandDesk(build_services(drill, DailyPosting(drill, chat), chat, NoRunner()))  # type: ignore[arg-type]
+    starting = CommandDesk(build_services(drill, build_daily(drill, chat), chat, NoRunner()))  # type: ignore[arg-type]
     assert notice_of(await starting.run_code(member(), "print(1)", channel)) == (  # type: ignore[arg-type]
         "The code runner is starting; try again in a few seconds.")
     assert channel.posted == [] and chat.posts == []
@@ -364,7 +363,7 @@ async def test_bank_check_runs_the_snippet_with_a_published_acknowledgement(worl
 
 async def test_bank_check_without_a_runner_says_why(drill: Drill) -> None:
     chat = Chat()
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, chat), chat, Runner(None)))  # type: ignore[arg-type]
+    desk = CommandDesk(build_services(drill, build_daily(drill, chat), chat, Runner(None)))  # type: ignore[arg-type]
     await desk.execute_values(admin(), ("bank", "upload"), {"file": Upload("ours.yaml", SNIPPET_BANK)})
     assert notice_of(await desk.execute_text(admin(), "bank", "check ours-sum")) == NOT_AVAILABLE
     assert chat.posts == []

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 
-from bot.core.daily.service import DailyPosting
+from bot.app import build_daily
 from bot.core.domain.identity import Where, Who
 from bot.core.drill.installs import Purged, stop_workspace
 from bot.storage.db import Database
@@ -46,7 +46,7 @@ async def test_removal_pauses_that_workspaces_running_schedules_once(drill, publ
     async def changed() -> None:
         changes.append(1)
 
-    daily = DailyPosting(drill, publisher, on_change=changed)
+    daily = build_daily(drill, publisher, on_change=changed)
     for where in (*T1, OTHER_TEAM, OTHER_PLATFORM):
         await daily.set_schedule(where, at="09:00")
     await daily.set_paused(T1[2], True)

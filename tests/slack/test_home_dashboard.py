@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from bot.app import build_services
+from bot.app import build_daily, build_services
 from bot.core.commands.dispatch import CommandDesk
 from bot.core.commands.replies import Words
-from bot.core.daily.service import DailyPosting
 from bot.core.domain.clock import FakeClock
 from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import Message
@@ -52,7 +51,7 @@ async def test_the_dashboard_follows_answers_and_its_buttons_work(
     drill: Drill, publisher: RecordingPublisher, clock: FakeClock
 ) -> None:
     """On SQLite and PostgreSQL: today's question, its answer, due cards, Review now."""
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, publisher), publisher, NoRunner()))
+    desk = CommandDesk(build_services(drill, build_daily(drill, publisher), publisher, NoRunner()))
     where = Where("slack", "T1", "C1", "drills")
     who = Who("slack", "T1", "U1", "ann")
     await desk.services.daily.set_schedule(where, at="08:00", timezone="UTC")

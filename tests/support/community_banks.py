@@ -10,10 +10,9 @@ import random
 import pytest
 import yaml
 
-from bot.app import build_drill, build_services
+from bot.app import build_daily, build_drill, build_services
 from bot.core.commands.dispatch import Caller, CommandDesk
 from bot.core.content.bank import Library
-from bot.core.daily.service import DailyPosting
 from bot.core.domain.clock import FakeClock
 from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import Message, Upload
@@ -68,7 +67,7 @@ GOOD = bank_yaml("our-loop", [
 def world(db: Database, library: Library, clock: FakeClock) -> tuple[CommandDesk, Publisher]:
     publisher = Publisher()
     drill = build_drill(db, library, clock, rng=random.Random(3))
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, publisher), publisher, NoRunner()))
+    desk = CommandDesk(build_services(drill, build_daily(drill, publisher), publisher, NoRunner()))
     return desk, publisher
 
 

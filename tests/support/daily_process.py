@@ -73,12 +73,11 @@ def where_of(platform: str):
 
 async def race(url: str, out: Path, start_at: float) -> None:
     from bot.app import build_app
-    from bot.core.daily.service import all_schedules
 
     clock = FakeClock(datetime(2026, 3, 4, 8, 0, 5, tzinfo=UTC))  # 09:00:05 Berlin
     app = await build_app(Settings(database_url=url), clock=clock, with_runner=False)
     app.publisher.register("discord", FilePublisher(out))
-    views = await all_schedules(app.db)
+    views = await app.daily.schedules.all()
     await asyncio.sleep(max(0.0, start_at - time.time()))
     await asyncio.gather(*(app.daily.fire(v.channel_pk) for v in views))
     await app.db.dispose()

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from bot.app import weekly_posting
-from bot.core.daily.service import DailyPosting
+from bot.app import build_daily, weekly_posting
 from bot.core.domain.identity import Where
 from bot.core.domain.topics import TOPICS
 from bot.core.drill.delivery import Delivery
@@ -73,7 +72,7 @@ def title(challenge) -> str:
 
 
 async def schedule(drill, channels, where: Where, spec: str = "wed 10:00") -> int:
-    await DailyPosting(drill, channels).set_schedule(where, at="09:00", timezone="Europe/Berlin")
+    await build_daily(drill, channels).set_schedule(where, at="09:00", timezone="Europe/Berlin")
     await weekly_posting(drill.db, drill.clock, channels, bank=BANK).set_weekly(
         where, WeeklyKind.CHALLENGE, *spec.split())
     async with drill.db.write() as session:

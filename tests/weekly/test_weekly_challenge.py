@@ -9,9 +9,8 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from bot.app import build_services, weekly_posting
+from bot.app import build_daily, build_services, weekly_posting
 from bot.core.challenges.desk import ChallengeDesk
-from bot.core.daily.service import DailyPosting
 from bot.core.domain.identity import Where, Who
 from bot.core.drill.delivery import WEEKLY_PREFIX
 from bot.core.weekly.service import WeeklyKind, WeeklyPosting, parse_weekly, week_start
@@ -34,7 +33,7 @@ def weekly(drill, platform) -> WeeklyPosting:
 
 
 async def _schedule(drill, platform, where=HERE, challenge="wed 10:00") -> None:
-    daily = DailyPosting(drill, platform)
+    daily = build_daily(drill, platform)
     await daily.set_schedule(where, at="09:00", timezone="Europe/Berlin")
     weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
     await weekly.set_weekly(where, WeeklyKind.CHALLENGE, challenge.split()[0], challenge.split()[1])
@@ -58,7 +57,7 @@ def test_parse_weekly_accepts_days_and_off_and_names_bad_values() -> None:
 async def test_weekly_option_needs_a_daily_schedule_and_shows_in_status(drill, weekly, platform):
     refused = await weekly.set_weekly(HERE, WeeklyKind.CHALLENGE, "wed", "10:00")
     assert "Set this channel's daily schedule first" in refused.plain()
-    daily = DailyPosting(drill, platform)
+    daily = build_daily(drill, platform)
     await daily.set_schedule(HERE, at="09:00", timezone="Europe/Berlin")
     ok = await weekly.set_weekly(HERE, WeeklyKind.CHALLENGE, "wed", "10:00")
     # clock: Wed 2026-03-04 09:00 UTC = 10:00 CET, so this week's slot is now; next is a week on
@@ -181,7 +180,7 @@ async def test_week_boundaries_follow_the_schedule_timezone(drill) -> None:
 
 async def test_scheduler_runs_a_weekly_job_and_drops_it_when_turned_off(drill, platform):
     await _schedule(drill, platform)
-    daily = DailyPosting(drill, platform)
+    daily = build_daily(drill, platform)
     weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK)
     scheduler = DailyScheduler(daily, weekly=weekly)
     await scheduler.rebuild()
@@ -242,7 +241,7 @@ async def test_the_weekly_buttons_open_the_challenge_and_show_progress(drill, pl
             return "no runner"
 
     await _schedule(drill, platform)
-    desk = CommandDesk(build_services(drill, DailyPosting(drill, platform), platform, NoRunner()))  # type: ignore[arg-type]
+    desk = CommandDesk(build_services(drill, build_daily(drill, platform), platform, NoRunner()))  # type: ignore[arg-type]
     await desk.services.weekly.fire(await _channel_pk(drill))
     take = next(m for _, m, key, _ in platform.messages if key).buttons[0].action_id
     ada = Who("discord", "g1", "1", "Ada")

@@ -12,14 +12,15 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from bot.app import weekly_posting
+from bot.app import build_daily, weekly_posting
 from bot.core.challenges.desk import ChallengeDesk
 from bot.core.content.challenges import ChallengeBank
-from bot.core.daily.service import CLAIM_LEASE, DailyPosting, schedule_of
+from bot.core.daily.service import CLAIM_LEASE
 from bot.core.domain.clock import as_utc
 from bot.core.domain.identity import Where, Who
 from bot.core.weekly.service import NEEDS_DAILY, Held, WeeklyKind, WeeklyPosting
 from bot.storage.models import Schedule, WeeklyClaim
+from bot.storage.schedules import schedule_of
 from tests.support.weekly_claims import EASIEST, HERE, Channels, schedule, title, weekly_off
 from tests.support.weekly_platform import BANK
 
@@ -282,7 +283,7 @@ async def test_the_summary_names_only_this_problems_solvers_within_its_week(dril
 
 async def test_nothing_is_posted_for_a_paused_channel(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    await DailyPosting(drill, channels).set_paused(HERE, True)
+    await build_daily(drill, channels).set_paused(HERE, True)
     assert await weekly.fire(here) is None
     async with drill.db.read() as session:
         assert list(await session.scalars(select(WeeklyClaim))) == []
@@ -296,7 +297,7 @@ async def test_catch_up_posts_up_to_the_last_moment_of_its_grace(drill, channels
 
 
 async def test_a_weekly_time_keeps_its_minutes_and_a_missing_time_is_named(drill, channels, weekly):
-    await DailyPosting(drill, channels).set_schedule(HERE, at="09:00", timezone="Europe/Berlin")
+    await build_daily(drill, channels).set_schedule(HERE, at="09:00", timezone="Europe/Berlin")
     reply = await weekly.set_weekly(HERE, WeeklyKind.CHALLENGE, "wed", "10:30")  # now: Wed 10:00 CET
     assert reply.plain() == "Weekly challenge: wed 10:30 Europe/Berlin. Next: Wed 04 Mar 10:30 CET."
     missing = await weekly.set_weekly(HERE, WeeklyKind.CHALLENGE, "wed", None)

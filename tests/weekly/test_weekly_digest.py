@@ -9,8 +9,7 @@ from datetime import date
 
 from PIL import Image
 
-from bot.app import weekly_posting
-from bot.core.daily.service import DailyPosting
+from bot.app import build_daily, weekly_posting
 from bot.core.weekly.digest import weekly_digest
 from bot.core.weekly.service import WeeklyKind
 from bot.storage.digest_queries import StoredDigestReads
@@ -49,7 +48,7 @@ async def test_digest_figures_match_a_hand_computation(drill, publisher):
 async def test_the_weekly_digest_posts_once_with_its_chart_and_text(drill, publisher):
     platform = Platform()
     q = await two_weeks(drill, publisher)
-    daily = DailyPosting(drill, platform)
+    daily = build_daily(drill, platform)
     await daily.set_schedule(HERE, at="09:00", timezone="UTC")
     weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     reply = await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "mon", "09:00")
@@ -78,7 +77,7 @@ async def test_the_weekly_digest_posts_once_with_its_chart_and_text(drill, publi
 
 async def test_an_empty_week_says_so(drill):
     platform = Platform()
-    daily = DailyPosting(drill, platform)
+    daily = build_daily(drill, platform)
     await daily.set_schedule(HERE, at="09:00", timezone="Europe/Berlin")
     weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "wed", "10:00")  # now, in Berlin

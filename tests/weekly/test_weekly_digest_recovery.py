@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from bot.app import weekly_posting
-from bot.core.daily.service import DailyPosting
+from bot.app import build_daily, weekly_posting
 from bot.core.weekly.service import WeeklyKind
 from bot.storage.identity import channel_row
 from bot.storage.models import WeeklyClaim
@@ -19,7 +18,7 @@ from tests.support.weekly_platform import BANK, Platform
 async def _digest_week(drill, publisher, platform: Platform) -> int:
     """Two weeks of answers, a digest on Mondays 09:00 UTC, the clock on Mon 16 Mar 10:00."""
     await two_weeks(drill, publisher)
-    await DailyPosting(drill, platform).set_schedule(HERE, at="09:00", timezone="UTC")
+    await build_daily(drill, platform).set_schedule(HERE, at="09:00", timezone="UTC")
     weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "mon", "09:00")
     drill.clock.advance(days=6, hours=20)

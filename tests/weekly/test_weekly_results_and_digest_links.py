@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.app import weekly_posting
-from bot.core.daily.service import DailyPosting
+from bot.app import build_daily, weekly_posting
 from bot.core.domain.actions import Action, Verb
 from bot.core.domain.identity import Where
 from bot.core.drill.service import Drill
@@ -65,7 +64,7 @@ async def test_the_digest_links_the_hardest_question_and_its_button_opens_progre
                                                                                    publisher: object) -> None:
     q = await two_weeks(drill, publisher)
     platform = LinkingPlatform()
-    await DailyPosting(drill, platform).set_schedule(HERE, at="09:00", timezone="UTC")
+    await build_daily(drill, platform).set_schedule(HERE, at="09:00", timezone="UTC")
     weekly = weekly_posting(drill.db, drill.clock, platform, bank=BANK, library=drill.library)
     await weekly.set_weekly(HERE, WeeklyKind.DIGEST, "mon", "09:00")
     drill.clock.advance(days=6, hours=20)  # Mon 16 Mar, after 09:00: the digest of the week of 9 Mar

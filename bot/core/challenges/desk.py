@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func, select, update
 
 from bot.core.content.challenges import Challenge, ChallengeBank, shipped_challenges
-from bot.core.daily.service import rows_changed
 from bot.core.domain.clock import Clock
 from bot.core.domain.identity import Where, Who
 from bot.core.domain.messages import Message, truncate
@@ -32,6 +31,7 @@ from bot.core.runs.desk import (
     rejection,
     requester_key,
 )
+from bot.storage.claims import rows_changed
 from bot.storage.db import Database
 from bot.storage.identity import member_ref
 from bot.storage.models import ChallengeProgress, Member, Workspace

@@ -3,7 +3,9 @@
 Exactly once is bot.core.posting's job (fenced claims, keyed sends, look before re-send,
 take-over, recovery): this module says what the daily question is (a claim per channel and
 local date, its post chosen and stored with the claim the first time, reused on a retry) and
-when it is due. ``recover_unsent`` finishes every unsent claim whose lease expired.
+when it is due. ``recover_unsent`` finishes every unsent claim whose lease expired. Its rows
+live behind the ports of ``bot.core.daily.ports`` (schedules, channel settings, role rewards,
+today's post) and bot.core.posting's ``ClaimStore`` (the claims); ``bot.app`` builds them.
 """
 
 from __future__ import annotations
@@ -15,12 +17,10 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.core.answers.recording import forget_channel
 from bot.core.content.bank import Kind
 from bot.core.content.community import DEFAULT_BANK_SOURCE
+from bot.core.daily.ports import DailyKey, DailyStore, ScheduleSettings, ScheduleStore
 from bot.core.daily.schedules import (
     CATCH_UP_GRACE,
     DEFAULT_REVEAL,
@@ -59,38 +59,18 @@ from bot.core.progress import rewards
 from bot.core.publisher import Delivery, Publisher, RolePublisher
 from bot.core.render.notices import notice
 from bot.core.reveal.posts import PostLike, create_post, is_closed, public_view
-from bot.storage.claims import DailyClaims, DailyKey, rows_changed
-from bot.storage.identity import channel_row
-from bot.storage.models import (
-    Answer,
-    Channel,
-    DailyClaim,
-    Post,
-    RoleGrant,
-    RoleReward,
-    Schedule,
-    Streak,
-    Workspace,
-)
-from bot.storage.schedules import (
-    all_schedules,
-    claimed_since,
-    schedule_of,
-)
-from bot.storage.upsert import dialect_insert
 
 if TYPE_CHECKING:
     from bot.core.drill.service import Drill
-    from bot.storage.db import Database
+    from bot.core.stores import Tx
 
 log = logging.getLogger(__name__)
 
 __all__ = [  # what other modules and tests import from here (schedules and claims vocabulary)
     "CATCH_UP_GRACE", "CLAIM_LEASE", "DEFAULT_REVEAL", "INSTANCE_ID", "LOOKBACK_MARGIN",
     "PUBLISH_DEADLINE_S", "RENEW_EVERY_S", "WEEKDAYS", "ClaimLostError", "Due", "Outcome",
-    "ScheduleError", "ScheduleView", "Sent", "adhoc_view", "all_schedules", "attempt_of",
-    "describe", "parse_time", "parse_weekdays", "rows_changed", "schedule_of", "token_for",
-    "view_of",
+    "ScheduleError", "ScheduleView", "Sent", "adhoc_view", "attempt_of", "describe",
+    "parse_time", "parse_weekdays", "token_for", "view_of",
 ]
 
 DAILY_WORDS = Words(
@@ -110,30 +90,6 @@ SEND_FAILED = (
     "I could not post today's question yet ({reason}). It is queued: I retry it automatically "
     "within a minute, or run /daily now again."
 )
-
-
-async def missing_posts(db: Database, now: datetime, grace: timedelta = CATCH_UP_GRACE) -> list[Due]:
-    """Every active schedule whose last fire time is past, within ``grace``, and whose post for
-    that local day has no claim: a fire that failed (or never ran) before claiming."""
-    return await unclaimed_fires(db, now, now - grace)
-
-
-async def unclaimed_fires(db: Database, now: datetime, oldest: datetime,
-                          views: list[ScheduleView] | None = None) -> list[Due]:
-    """Active schedules whose last fire time lies in [oldest, now] with no claim for its day
-    (``views``: every schedule, when the caller has read them already this tick)."""
-    views = [v for v in (await all_schedules(db) if views is None else views) if not v.paused]
-    async with db.read() as session:
-        claimed = await claimed_since(session, (oldest - timedelta(days=1)).date())
-    due = []
-    for view in views:
-        last = view.last_fire_at_or_before(now)
-        if last is None or last < oldest:
-            continue
-        item = Due(view, last)
-        if (view.channel_pk, item.local_date) not in claimed:
-            due.append(item)
-    return due
 
 
 def _reason(exc: BaseException) -> str:
@@ -182,25 +138,25 @@ class TodaysPost:
 
 
 class DailyPosting:
-    """Schedule administration and posting, on top of a Drill (for db, library, clock, rng)."""
+    """Schedule administration and posting, on top of a Drill (for db, library, clock, rng) and
+    the daily ports (``bot.core.daily.ports``, the claims: ``ClaimStore``)."""
 
     lease = PosterSetting[timedelta]("lease")
     renew_every_s = PosterSetting[float]("renew_every_s")
     publish_deadline_s = PosterSetting[float]("publish_deadline_s")
 
     def __init__(
-        self, drill: Drill, publisher: Publisher,
+        self, drill: Drill, publisher: Publisher, *, schedules: ScheduleStore, store: DailyStore,
+        claims: ClaimStore[DailyKey, DailyKey],
         on_change: Callable[[], Awaitable[None]] | None = None,
-        claims: ClaimStore[DailyKey, DailyKey] | None = None,
     ) -> None:
         self.drill = drill
+        self.db = drill.db  # the transactions (and the post cache) the drill shares
         self.publisher = publisher  # routes by platform when several adapters run
         self.on_change = on_change  # awaited after a schedule changes (the scheduler rebuilds)
-        self.poster = Poster(claims or DailyClaims(drill.db), lambda: self.drill.clock.now(), DAILY_WORDS)
-
-    @property
-    def db(self) -> Database:
-        return self.drill.db
+        self.schedules = schedules
+        self.store = store
+        self.poster = Poster(claims, lambda: self.drill.clock.now(), DAILY_WORDS)
 
     async def changed(self) -> None:
         """Tell the scheduler that a schedule changed (weekly options included)."""
@@ -230,35 +186,19 @@ class DailyPosting:
         except (ValueError, LookupError) as exc:
             return notice(str(exc))
         now = self.drill.clock.now()
-        async with self.db.write() as session:
-            channel = await channel_row(session, where)
-            channel.timezone = tz
-            values = dict(
-                time_of_day=time_of_day, timezone=tz, weekdays=",".join(days), topic=topic_slug,
-                reveal_after_minutes=int(hours * 60), paused=False, updated_at=now,
-                bank_source=None if source == DEFAULT_BANK_SOURCE else source,
-            )
-            await session.execute(
-                dialect_insert(session, Schedule)
-                .values(channel_id=channel.id, **values)
-                .on_conflict_do_update(index_elements=["channel_id"], set_=values)
-            )
-            channel_pk = channel.id
+        channel_pk = await self.schedules.save(where, ScheduleSettings(
+            time_of_day=time_of_day, timezone=tz, weekdays=",".join(days), topic=topic_slug,
+            reveal_after_minutes=int(hours * 60),
+            bank_source=None if source == DEFAULT_BANK_SOURCE else source,
+        ), now)
         forget_channel(self.db.post_cache, channel_pk)  # "closes at" in the new timezone at once
         await self.changed()
-        view = await schedule_of(self.db, channel_pk)
+        view = await self.schedules.of(channel_pk)
         assert view is not None
         return Message(title="Daily question scheduled").text(describe(view, now))
 
     async def set_paused(self, where: Where, paused: bool) -> Message:
-        async with self.db.write() as session:
-            channel = await channel_row(session, where)
-            result = await session.execute(
-                update(Schedule)
-                .where(Schedule.channel_id == channel.id)
-                .values(paused=paused, updated_at=self.drill.clock.now())
-            )
-        if not rows_changed(result):
+        if not await self.schedules.set_paused(where, paused, self.drill.clock.now()):
             return notice("This channel has no daily schedule yet. Set one with /daily schedule.")
         await self.changed()
         return notice("Daily questions paused." if paused else "Daily questions resumed.")
@@ -267,23 +207,19 @@ class DailyPosting:
         """``/daily streak``: show, or switch between daily streaks and weekly ones (at least
         ``per_week`` of the week's daily questions answered; ``progress.scoring``). A switch
         of unit starts the channel's streaks again from 0; a new ``per_week`` keeps them."""
-        async with self.db.write() as session:
-            channel = await channel_row(session, where)
-            channel_pk, before = channel.id, channel.streak_per_week
+        async with self.db.write() as tx:
+            channel_pk, before = await self.store.streak_mode(tx, where)
             if mode is None:
                 return notice(scoring.streak_mode_text(before))
             wanted = None
             if mode == "weekly":
-                schedule = await session.get(Schedule, channel_pk)
-                days = len(schedule.weekdays.split(",")) if schedule is not None else scoring.MAX_PER_WEEK
+                scheduled = await self.store.scheduled_days(tx, channel_pk)
+                days = scoring.MAX_PER_WEEK if scheduled is None else scheduled
                 wanted = per_week or min(3, days)
                 if wanted > days:
                     return notice(scoring.bad_per_week(days))
             changed = (before is None) != (wanted is None)
-            channel.streak_per_week = wanted
-            if changed:
-                await session.execute(update(Streak).where(Streak.channel_id == channel_pk).values(
-                    current=0, best=0, week_of=None, week_answers=0, week_done=False))
+            await self.store.set_streak_mode(tx, channel_pk, wanted, restart=changed)
         forget_channel(self.db.post_cache, channel_pk)  # the click replies read the mode
         if changed:
             await self.drill.sync_rewards(channel_pk, where, self.publisher)  # streak roles follow
@@ -295,25 +231,20 @@ class DailyPosting:
         """``/daily rewards``: list, add or remove the channel's milestone roles (``progress.rewards``)."""
         if not (isinstance(self.publisher, RolePublisher) and self.publisher.has_roles(where)):
             return notice(rewards.NO_ROLES)
-        async with self.db.write() as session:
-            channel = await channel_row(session, where)
-            channel_pk, weekly = channel.id, channel.streak_per_week is not None
+        store = self.store
+        async with self.db.write() as tx:
+            channel_pk, per_week = await store.streak_mode(tx, where)
+            weekly = per_week is not None
             if action == "list":
-                rows = (await session.execute(
-                    select(RoleReward.kind, RoleReward.threshold, RoleReward.topic, RoleReward.role_id,
-                           RoleReward.problem, func.count(RoleGrant.member_id))
-                    .outerjoin(RoleGrant, RoleGrant.reward_id == RoleReward.id)
-                    .where(RoleReward.channel_id == channel_pk).group_by(RoleReward.id))).tuples().all()
                 return Message(title="Role rewards in this channel", ephemeral=True).text(
-                    rewards.listing(list(rows), weekly=weekly))
+                    rewards.listing(await store.reward_lines(tx, channel_pk), weekly=weekly))
             role_id = rewards.parse_role(role or "")
             if role_id is None:
                 return notice(rewards.bad_role(role or ""))
-            found = await session.scalar(select(RoleReward).where(
-                RoleReward.channel_id == channel_pk, RoleReward.role_id == role_id))
+            found = await store.reward_for_role(tx, channel_pk, role_id)
             if action == "remove":
                 if found is not None:
-                    await session.delete(found)
+                    await store.remove_reward(tx, found)
                 return notice(rewards.removed(role_id, found is not None))
             given = [(k, v) for k, v in (("streak", streak), ("solved", solved),
                                          ("readiness", readiness)) if v is not None]
@@ -321,15 +252,12 @@ class DailyPosting:
                 return notice(rewards.need_milestone())
             [(kind, threshold)] = given
             if found is None:
-                count = await session.scalar(select(func.count()).select_from(RoleReward)
-                                             .where(RoleReward.channel_id == channel_pk))
-                if (count or 0) >= rewards.MAX_REWARDS_PER_CHANNEL:
+                if await store.reward_count(tx, channel_pk) >= rewards.MAX_REWARDS_PER_CHANNEL:
                     return notice(rewards.too_many())
-                session.add(RoleReward(channel_id=channel_pk, threshold=threshold, role_id=role_id,
-                                       kind=kind, topic=topic, created_by=who_id,
-                                       created_at=self.drill.clock.now()))
+                await store.add_reward(tx, channel_pk, role_id=role_id, kind=kind, threshold=threshold,
+                                       topic=topic, created_by=who_id, now=self.drill.clock.now())
             else:
-                found.threshold, found.kind, found.topic, found.problem = threshold, kind, topic, None
+                await store.change_reward(tx, found, kind=kind, threshold=threshold, topic=topic)
         problem = await self.publisher.role_problem(where, role_id)  # before asking Discord
         await self.drill.sync_rewards(channel_pk, where, self.publisher)  # who already has it
         return notice(rewards.added(threshold, role_id, kind, topic,
@@ -337,10 +265,7 @@ class DailyPosting:
                                            weekly=weekly))
 
     async def status(self, where: Where) -> Message:
-        async with self.db.write() as session:
-            channel = await channel_row(session, where)
-            channel_pk = channel.id
-        view = await schedule_of(self.db, channel_pk)
+        view = await self.schedules.of(await self.store.channel_pk(where))
         if view is None:
             return notice(
                 "No daily question here yet. Example: /daily schedule time:09:00 timezone:Europe/Berlin weekdays:mon-fri"
@@ -355,17 +280,14 @@ class DailyPosting:
     async def claim_now(self, where: Where) -> NowClaim:
         """The durable half of /daily now: today's claim is recorded before the adapter
         acknowledges, so a crash after the acknowledgement is finished by recovery."""
-        async with self.db.write() as session:
-            channel_pk = (await channel_row(session, where)).id
-        view = await schedule_of(self.db, channel_pk) or adhoc_view(channel_pk, where)
+        channel_pk = await self.store.channel_pk(where)
+        view = await self.schedules.of(channel_pk) or adhoc_view(channel_pk, where)
         local_date = self.drill.clock.now().astimezone(ZoneInfo(view.timezone)).date()
         claim = await self._insert_claim(view, local_date)
         if claim is not None:
             return NowClaim(view, local_date, claim)
-        async with self.db.read() as session:
-            row = await session.get(DailyClaim, (channel_pk, local_date))
-            sent = row is not None and row.sent_at is not None
-        return NowClaim(view, local_date, None, already_sent=sent)
+        state = await self.poster.store.get((channel_pk, local_date))
+        return NowClaim(view, local_date, None, already_sent=state is not None and state.sent_at is not None)
 
     async def finish_now(self, now_claim: NowClaim) -> Message:
         """Send what ``claim_now`` claimed; every reply says what really reached the channel."""
@@ -390,17 +312,25 @@ class DailyPosting:
 
     async def todays_post(self, where: Where) -> TodaysPost | None:
         """The post that won today's daily claim of the channel (local date of its schedule)."""
-        async with self.db.write() as session:
-            channel_pk = (await channel_row(session, where)).id
-        view = await schedule_of(self.db, channel_pk)
+        channel_pk = await self.store.channel_pk(where)
+        view = await self.schedules.of(channel_pk)
         now = self.drill.clock.now()
         today = now.astimezone(ZoneInfo(view.timezone if view else "UTC")).date()
-        async with self.db.read() as session:
-            claim = await session.get(DailyClaim, (channel_pk, today))
-            post = await session.get(Post, claim.post_id) if claim and claim.post_id else None
+        async with self.db.read() as tx:
+            post = await self.store.post_of_day(tx, (channel_pk, today))
             if post is None:
                 return None
             return TodaysPost(post.id, post.platform_ref, is_closed(post, now))
+
+    async def today_in(self, tx: Tx, view: ScheduleView, member_id: int,
+                       now: datetime) -> tuple[PostLike | None, bool]:
+        """Today's post of a scheduled channel (its local date), and whether the member answered
+        it (the dashboard's "today's question"), in the caller's transaction."""
+        today = now.astimezone(ZoneInfo(view.timezone)).date()
+        post = await self.store.post_of_day(tx, (view.channel_pk, today))
+        if post is None:
+            return None, False
+        return post, await self.store.answered(tx, post.id, member_id)
 
     # ---- fenced claims -------------------------------------------------------------------
     async def post_for(self, view: ScheduleView, fire_time: datetime) -> int | None:
@@ -430,12 +360,12 @@ class DailyPosting:
     async def _prepare(self, claim: Claim) -> Prepared | Lost:
         """The claim's post: chosen and stored with the claim the first time; a post an earlier
         attempt created is reused, and its send is then a retry (it may be in the channel)."""
-        drill, view = self.drill, claim.view
+        drill, view, store = self.drill, claim.view, self.store
         async with self.db.write() as session:
-            row = await session.get(DailyClaim, claim.key)
-            if row is None or row.claimed_by != claim.token or row.sent_at is not None:
+            row = await store.claim_row(session, claim.key)
+            if row is None or row.holder != claim.token or row.sent:
                 return Lost(row.post_id if row else None)
-            post: PostLike | None = await session.get(Post, row.post_id) if row.post_id else None
+            post = await store.post(session, row.post_id) if row.post_id else None
             retry = post is not None  # an earlier attempt got as far as publishing
             if post is None:
                 now = drill.clock.now()
@@ -448,7 +378,7 @@ class DailyPosting:
                     drill.posts, session, question, kind=PostKind.DAILY, now=now, channel_id=view.channel_pk,
                     closes_at=view.reveal_at(now), local_date=claim.local_date, rng=drill.rng,
                 )
-                row.post_id = post.id
+                await store.record_post(session, claim.key, post.id)
             message = await public_view(drill.posts, session, drill.library, post, answered=0 if not retry else None)
             delivery = Delivery(post.id, as_utc(post.opened_at) - LOOKBACK_MARGIN)
         return Prepared(post.id, view.where, message, delivery, retry)
@@ -469,7 +399,7 @@ class DailyPosting:
     async def recover_one(self, channel_pk: int, local_date: date) -> int | None:
         """Take over one stale claim and finish it; None if another process holds it now or
         the send failed (its lease is expired again: the next sweep retries)."""
-        view = await schedule_of(self.db, channel_pk) or await self._adhoc(channel_pk)
+        view = await self.schedules.of(channel_pk) or adhoc_view(channel_pk, await self.store.where_of(channel_pk))
         claim = await self._take_over(view, local_date)
         if claim is None:
             return None  # another replica took it over first
@@ -482,19 +412,31 @@ class DailyPosting:
         ok = result.outcome in (Outcome.POSTED, Outcome.FOUND)
         return result.post_id if ok else None
 
-    async def _adhoc(self, channel_pk: int) -> ScheduleView:
-        async with self.db.read() as session:
-            channel = await session.get(Channel, channel_pk)
-            assert channel is not None
-            ws = await session.get(Workspace, channel.workspace_id)
-            assert ws is not None
-            where = Where(ws.platform, ws.external_id, channel.channel_id, channel.name)
-        return adhoc_view(channel_pk, where)
+    async def missing_posts(self, now: datetime, grace: timedelta = CATCH_UP_GRACE) -> list[Due]:
+        """Every active schedule whose last fire time is past, within ``grace``, and whose post for
+        that local day has no claim: a fire that failed (or never ran) before claiming."""
+        return await self.unclaimed_fires(now, now - grace)
+
+    async def unclaimed_fires(self, now: datetime, oldest: datetime,
+                              views: list[ScheduleView] | None = None) -> list[Due]:
+        """Active schedules whose last fire time lies in [oldest, now] with no claim for its day
+        (``views``: every schedule, when the caller has read them already this tick)."""
+        views = [v for v in (await self.schedules.all() if views is None else views) if not v.paused]
+        claimed = await self.schedules.claimed_since((oldest - timedelta(days=1)).date())
+        due = []
+        for view in views:
+            last = view.last_fire_at_or_before(now)
+            if last is None or last < oldest:
+                continue
+            item = Due(view, last)
+            if (view.channel_pk, item.local_date) not in claimed:
+                due.append(item)
+        return due
 
     async def catch_up(self) -> list[int]:
         """Post what a restart missed: a fire time within the grace window with no claim yet."""
         posted = []
-        for due in await missing_posts(self.db, self.drill.clock.now()):
+        for due in await self.missing_posts(self.drill.clock.now()):
             post_id = await self.post_for(due.view, due.fire_time)
             if post_id is not None:
                 posted.append(post_id)
@@ -502,7 +444,7 @@ class DailyPosting:
 
     async def fire(self, channel_pk: int) -> int | None:
         """Reveal what is due, then post this channel's question (one channel, at once)."""
-        view = await schedule_of(self.db, channel_pk)
+        view = await self.schedules.of(channel_pk)
         if view is None or view.paused:
             return None
         await self.drill.reveal_due(self.publisher)
@@ -511,21 +453,8 @@ class DailyPosting:
     async def post_due(self, channel_pk: int, fire_time: datetime) -> int | None:
         """Post the question of ``fire_time``'s local day unless paused or unscheduled (what a
         posting worker runs for a fire; reveals are swept apart, once for many fires)."""
-        view = await schedule_of(self.db, channel_pk)
+        view = await self.schedules.of(channel_pk)
         if view is None or view.paused:
             return None
         return await self.post_for(view, fire_time)
 
-
-async def today_in(session: AsyncSession, view: ScheduleView, member_id: int,
-                   now: datetime) -> tuple[Post | None, bool]:
-    """Today's post of a scheduled channel (its local date), and whether the member answered
-    it (the dashboard's "today's question")."""
-    today = now.astimezone(ZoneInfo(view.timezone)).date()
-    claim = await session.get(DailyClaim, (view.channel_pk, today))
-    post = await session.get(Post, claim.post_id) if claim and claim.post_id else None
-    if post is None:
-        return None, False
-    answered = await session.scalar(select(func.count()).select_from(Answer).where(
-        Answer.post_id == post.id, Answer.member_id == member_id))
-    return post, bool(answered)

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from bot.core.answers.recording import Outcome
 from bot.core.commands import replies
 from bot.core.commands.catalogue import Catalogue
-from bot.core.daily.service import ScheduleView, all_schedules, describe, today_in
+from bot.core.daily.service import ScheduleView, describe
 from bot.core.domain.actions import Action, Verb
 from bot.core.domain.identity import Who
 from bot.core.domain.messages import Button, ButtonStyle, truncate
@@ -34,6 +34,7 @@ from bot.core.weekly.service import WeeklyKind
 
 if TYPE_CHECKING:
     from bot.core.challenges.desk import ChallengeDesk
+    from bot.core.daily.service import DailyPosting
     from bot.core.drill.service import Drill
     from bot.core.weekly.service import WeeklyPosting
 
@@ -109,9 +110,10 @@ def local(moment: datetime, timezone: str) -> str:
 class HomeDesk:
     """Builds a member's dashboard and answers its buttons."""
 
-    def __init__(self, drill: Drill, challenges: ChallengeDesk, weekly: WeeklyPosting,
-                 catalogue: Catalogue) -> None:
+    def __init__(self, drill: Drill, daily: DailyPosting, challenges: ChallengeDesk,
+                 weekly: WeeklyPosting, catalogue: Catalogue) -> None:
         self.drill = drill
+        self.daily = daily  # the schedules, and today's post of each channel
         self.challenges = challenges
         self.weekly = weekly
         self.catalogue = catalogue
@@ -122,7 +124,7 @@ class HomeDesk:
         channel of the workspace with a daily question)."""
         d = self.drill
         now = d.clock.now()
-        views = [v for v in await all_schedules(d.db)
+        views = [v for v in await self.daily.schedules.all()
                  if v.where.platform == who.platform and v.where.workspace == who.workspace
                  and (channels is None or v.where.channel_id in channels)]
         views.sort(key=lambda v: (v.where.name or v.where.channel_id))
@@ -177,7 +179,7 @@ class HomeDesk:
     async def _today(self, session, view: ScheduleView, member_id: int, now: datetime,  # noqa: ANN001
                      words: replies.Words) -> HomeItem:
         label = channel_label(view)
-        post, answered = await today_in(session, view, member_id, now)
+        post, answered = await self.daily.today_in(session, view, member_id, now)
         if post is None:
             nxt = None if view.paused else view.next_fire_after(now)
             when = f"next question {local(nxt, view.timezone)}" if nxt else "paused"
