@@ -44,6 +44,7 @@ from bot.core.publisher import (
 from bot.core.runs.desk import RunDesk
 from bot.core.weekly.service import WeeklyPosting
 from bot.scheduler import DailyScheduler
+from bot.storage.challenge_progress import StoredChallengeProgress
 from bot.storage.claims import DailyClaims, WeeklyClaims
 from bot.storage.db import Database
 from bot.storage.group_mocks import StoredGroupMocks
@@ -131,7 +132,7 @@ class RunnerSlot:
 def build_services(drill: Drill, daily: DailyPosting, publisher: ChatPublisher,
                    runner: RunnerAccess) -> Services:
     """Every feature the commands route to, once; ``build_app`` and the tests call this."""
-    challenges = ChallengeDesk(drill.db, drill.clock)
+    challenges = ChallengeDesk(StoredChallengeProgress(drill.db, drill.clock), drill.clock)
     drill.role_publisher = publisher  # readiness roles the moment a private answer moves it
 
     async def solve_rewards(who: Who, challenge_id: str, passed: int, total: int, solved: bool) -> None:

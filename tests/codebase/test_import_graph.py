@@ -36,7 +36,6 @@ STORAGE_OFFENDERS: dict[str, frozenset[str]] = {
         "bot.core.domain.identity": STORAGE,
         "bot.core.answers.recording": STORAGE,
         "bot.core.community_banks.desk": STORAGE,
-        "bot.core.challenges.desk": STORAGE,
         "bot.core.daily.service": STORAGE,
         "bot.core.drill.service": STORAGE,
         "bot.core.reveal.posts": STORAGE,

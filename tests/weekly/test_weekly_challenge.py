@@ -10,13 +10,13 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.app import build_services
-from bot.core.challenges.desk import ChallengeDesk
 from bot.core.daily.service import DailyPosting
 from bot.core.domain.identity import Where, Who
 from bot.core.drill.delivery import WEEKLY_PREFIX
 from bot.core.weekly.service import WeeklyKind, WeeklyPosting, parse_weekly, week_start
 from bot.scheduler import DailyScheduler
 from bot.storage.models import WeeklyClaim
+from tests.support.challenge_desk import challenge_desk
 from tests.support.weekly_platform import BANK, Platform
 
 HERE = Where("discord", "g1", "c1", "general")
@@ -130,7 +130,7 @@ async def test_members_take_it_and_its_thread_names_this_weeks_solvers(drill, pl
     await _schedule(drill, platform)
     await _schedule(drill, platform, where=ELSEWHERE)
     pk = await _channel_pk(drill)
-    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    desk = challenge_desk(drill.db, drill.clock, BANK)
     ada, bob, cy = (Who("discord", "g1", u, n) for u, n in (("1", "Ada"), ("2", "Bob"), ("3", "Cy")))
     stranger = Who("discord", "g2", "9", "Stranger")
     nothing_yet = WeeklyPosting(drill.db, drill.clock, platform, bank=BANK)
