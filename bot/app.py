@@ -48,6 +48,7 @@ from bot.core.publisher import (
 from bot.core.runs.desk import RunDesk
 from bot.core.weekly.service import WeeklyPosting
 from bot.scheduler import DailyScheduler
+from bot.storage.challenge_progress import StoredChallengeProgress
 from bot.storage.claims import DailyClaims
 from bot.storage.community_banks import StoredBanks
 from bot.storage.daily import StoredDaily
@@ -160,10 +161,17 @@ def build_daily(drill: Drill[Database], publisher: Publisher,
                         claims=DailyClaims(drill.db), on_change=on_change)  # claims: bot.core.posting's port
 
 
+def challenge_desk(db: Database, clock: Clock, bank: ChallengeBank | None = None, *,
+                   rng: random.Random | None = None) -> ChallengeDesk:
+    """/challenge over its progress store (``build_services`` and the tests build it here;
+    the shipped bank when ``bank`` is None)."""
+    return ChallengeDesk(StoredChallengeProgress(db, clock), clock, bank, rng=rng)
+
+
 def build_services(drill: Drill[Database], daily: DailyPosting, publisher: ChatPublisher,
                    runner: RunnerAccess) -> Services:
     """Every feature the commands route to, once; ``build_app`` and the tests call this."""
-    challenges = ChallengeDesk(drill.db, drill.clock)
+    challenges = challenge_desk(drill.db, drill.clock)
     drill.role_publisher = publisher  # readiness roles the moment a private answer moves it
 
     async def solve_rewards(who: Who, challenge_id: str, passed: int, total: int, solved: bool) -> None:

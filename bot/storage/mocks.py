@@ -28,12 +28,12 @@ from bot.core.progress.stats import member_readiness
 from bot.core.quizzes import sequence as quizzes
 from bot.core.reveal.posts import create_post
 from bot.core.reveal.posts import order_of as post_order
+from bot.storage import challenge_progress
 from bot.storage.db import Database
 from bot.storage.estimates import read_abilities
 from bot.storage.identity import member_row, workspace_row
 from bot.storage.models import (
     Answer,
-    ChallengeProgress,
     CommunityTracks,
     GroupMockTaker,
     InterviewDate,
@@ -179,18 +179,14 @@ class StoredMockTx:
         return await quizzes.ring_of(QUIZZES, self.session, self.library, self.member_id, band)
 
     async def solved_challenges(self) -> set[str]:
-        return set(await self.session.scalars(select(ChallengeProgress.challenge_id).where(
-            ChallengeProgress.member_id == self.member_id, ChallengeProgress.solved_at.is_not(None))))
+        return await challenge_progress.solved_ids(self.session, self.member_id)
 
     async def make_current(self, challenge: Challenge) -> None:
         """The member's open challenge (what /submit judges), as /challenge makes it."""
-        now = self.clock.now()
         workspace_id = await self.session.scalar(select(Member.workspace_id).where(Member.id == self.member_id))
-        insert = dialect_insert(self.session, ChallengeProgress).values(
-            member_id=self.member_id, challenge_id=challenge.id, workspace_id=workspace_id,
-            topic=challenge.topic, opened_at=now, hints_shown=0, attempts=0, points=0)
-        await self.session.execute(insert.on_conflict_do_update(
-            index_elements=["member_id", "challenge_id"], set_={"opened_at": now}))
+        assert workspace_id is not None  # the member's row is there: this transaction found it
+        await challenge_progress.make_current(self.session, self.member_id, workspace_id, challenge,
+                                              self.clock.now())
 
 
     async def finished(self) -> list[MockState]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from bot.core.challenges.desk import ChallengeDesk
+from bot.app import challenge_desk
 from tests.support.challenge_bank import BANK
 from tests.support.group_boards import C1, answer_post, names, who
 
@@ -16,7 +16,7 @@ def lines(msg) -> list[str]:
 
 
 async def test_first_solves_count_on_workspace_and_group_boards_only(drill, publisher):
-    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    desk = challenge_desk(drill.db, drill.clock, BANK)
     await answer_post(drill, publisher, C1, {1: True, 2: True})
     question_points = int(re.search(r"— (\d+) pts", lines(await drill.boards.leaderboard(who(1), C1))[0]).group(1))
     hard = max(BANK.challenges, key=lambda c: c.points)
@@ -61,7 +61,7 @@ async def test_challenge_desk_open_hint_board_and_mine_as_members_read_them(dril
     from bot.core.domain.identity import Who
     from bot.core.domain.topics import TOPICS
 
-    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    desk = challenge_desk(drill.db, drill.clock, BANK)
     how = "`/submit` to submit"
     assert (await desk.hint(who(1), "/challenge")).plain() == "You have no open challenge. Start one with /challenge."
     nothing = await desk.open(who(1), "no-such-topic", 3, how)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App, build_app
+from bot.app import App, build_app, challenge_desk
 from bot.config import Settings
-from bot.core.challenges.desk import SUBMISSION_MAX, ChallengeDesk
+from bot.core.challenges.desk import SUBMISSION_MAX
 from bot.core.commands.dispatch import Caller
 from bot.core.domain.clock import FakeClock
 from bot.core.domain.identity import Who
@@ -179,7 +179,7 @@ async def test_the_playground_opens_and_judges_a_pasted_solution(app: App, runs:
 
 async def test_the_board_breaks_ties_by_the_earlier_solve(db: Database) -> None:
     clock = FakeClock(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
-    desk = ChallengeDesk(db, clock)  # SQLite and PostgreSQL alike
+    desk = challenge_desk(db, clock)  # SQLite and PostgreSQL alike
     one, other = desk.bank.get("one-hot"), desk.bank.get("rms-norm")  # both difficulty 1
     assert one is not None and other is not None and one.points == other.points
     assert await desk.record(BEN, one, solved=True) == one.points

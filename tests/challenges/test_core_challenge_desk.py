@@ -22,6 +22,7 @@ import yaml
 from pydantic import ValidationError
 from sqlalchemy import select
 
+from bot.app import challenge_desk
 from bot.core.challenges import desk as desk_module
 from bot.core.challenges.desk import ChallengeDesk, challenge_message, verdict_message
 from bot.core.content.bank import Problem
@@ -76,7 +77,7 @@ def judged(challenge: Challenge, code: str, *, output: str = "", elapsed: float 
 
 @pytest.fixture
 def desk(drill) -> ChallengeDesk:
-    return ChallengeDesk(drill.db, drill.clock, BANK, rng=random.Random(5))
+    return challenge_desk(drill.db, drill.clock, BANK, rng=random.Random(5))
 
 
 async def rows(db: Database) -> list[tuple]:
@@ -185,14 +186,14 @@ def test_a_catalogue_that_fails_or_is_missing_never_loses_the_verdict(
 # ---- opening, the current problem, hints ------------------------------------------------------
 
 async def test_the_bank_is_loaded_once_on_first_use(db: Database, clock: FakeClock) -> None:
-    desk = ChallengeDesk(db, clock)
+    desk = challenge_desk(db, clock)
     bank = desk.bank
     assert desk.bank is bank
     assert [c.id for c in bank.challenges] == [c.id for c in BANK.challenges]
 
 
 async def test_filters_pick_unsolved_problems_of_this_member_with_the_desks_rng(drill) -> None:
-    desk = ChallengeDesk(drill.db, drill.clock, BANK, rng=random.Random(5))
+    desk = challenge_desk(drill.db, drill.clock, BANK, rng=random.Random(5))
     mirror = random.Random(5)  # the same draws as the desk's
     tensors2 = [LAST_TOKEN, PAIRWISE]
     assert [c for c in BANK.challenges if c.topic == "tensors" and c.difficulty == 2] == tensors2
@@ -221,10 +222,10 @@ async def test_filters_pick_unsolved_problems_of_this_member_with_the_desks_rng(
 
 
 async def test_filters_that_match_nothing_say_which(drill) -> None:
-    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    desk = challenge_desk(drill.db, drill.clock, BANK)
     topic = await desk.open(who(1), "no-such-topic", None, HOW)
     assert (topic.plain(), topic.ephemeral) == ("No challenge matches topic no-such-topic.", True)
-    empty = ChallengeDesk(drill.db, drill.clock, ChallengeBank([], []))
+    empty = challenge_desk(drill.db, drill.clock, ChallengeBank([], []))
     assert (await empty.open(who(1), None, None, HOW)).plain() == "No challenge matches this filter."
     unknown = await desk.open_id(who(1), "nope", HOW)
     assert (unknown.plain(), unknown.ephemeral) == ("No challenge matches id nope.", True)
@@ -257,7 +258,7 @@ async def test_the_last_opened_is_current_and_reopening_keeps_its_hints(drill, d
 
 async def test_a_current_problem_gone_from_the_bank_is_no_open_problem(drill, desk) -> None:
     await desk.open_id(who(1), ONE_HOT.id, HOW)
-    smaller = ChallengeDesk(drill.db, drill.clock, ChallengeBank([SOFTMAX], []))
+    smaller = challenge_desk(drill.db, drill.clock, ChallengeBank([SOFTMAX], []))
     assert await smaller.current(who(1)) is None
     gone = await smaller.hint(who(1), "`/play challenge`")
     assert (gone.plain(), gone.ephemeral) == ("You have no open challenge. Start one with `/play challenge`.", True)
@@ -419,7 +420,7 @@ async def test_a_submission_its_author_cancelled_is_not_judged_nor_an_attempt(dr
 async def test_a_problem_gone_from_the_bank_is_said_in_the_thread(drill, desk) -> None:
     channel = Channel()
     request = await _submitted(desk, who(1), ONE_HOT, "m7")
-    smaller = ChallengeDesk(drill.db, drill.clock, ChallengeBank([SOFTMAX], []))
+    smaller = challenge_desk(drill.db, drill.clock, ChallengeBank([SOFTMAX], []))
     result = JobResult("j1", request, JobState.DONE, verdict=judged(ONE_HOT, ONE_HOT.reference))
     assert smaller.verdict(result) is None
     await smaller.deliver(result, channel)  # type: ignore[arg-type]
@@ -483,7 +484,7 @@ async def test_the_board_ranks_points_then_the_earlier_last_solve_ten_lines_this
 
 
 async def test_mine_counts_this_members_solves_per_topic_of_the_bank(drill) -> None:
-    desk = ChallengeDesk(drill.db, drill.clock, ChallengeBank([ONE_HOT, SOFTMAX, HUBER], []))
+    desk = challenge_desk(drill.db, drill.clock, ChallengeBank([ONE_HOT, SOFTMAX, HUBER], []))
     assert (await desk.mine(who(1))).plain() == (
         "**🧩 Your challenges**\nSolved 0 of 3.\nLoss functions: 0/1\nTensors: 0/2")
     await desk.record(who(1), ONE_HOT, solved=True)

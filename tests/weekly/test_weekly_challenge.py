@@ -9,8 +9,7 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from bot.app import build_daily, build_services, weekly_posting
-from bot.core.challenges.desk import ChallengeDesk
+from bot.app import build_daily, build_services, challenge_desk, weekly_posting
 from bot.core.domain.identity import Where, Who
 from bot.core.drill.delivery import WEEKLY_PREFIX
 from bot.core.weekly.service import WeeklyKind, WeeklyPosting, parse_weekly, week_start
@@ -129,7 +128,7 @@ async def test_members_take_it_and_its_thread_names_this_weeks_solvers(drill, pl
     await _schedule(drill, platform)
     await _schedule(drill, platform, where=ELSEWHERE)
     pk = await _channel_pk(drill)
-    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    desk = challenge_desk(drill.db, drill.clock, BANK)
     ada, bob, cy = (Who("discord", "g1", u, n) for u, n in (("1", "Ada"), ("2", "Bob"), ("3", "Cy")))
     stranger = Who("discord", "g2", "9", "Stranger")
     nothing_yet = weekly_posting(drill.db, drill.clock, platform, bank=BANK)

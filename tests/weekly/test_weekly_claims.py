@@ -12,8 +12,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from bot.app import build_daily, weekly_posting
-from bot.core.challenges.desk import ChallengeDesk
+from bot.app import build_daily, challenge_desk, weekly_posting
 from bot.core.content.challenges import ChallengeBank
 from bot.core.daily.service import CLAIM_LEASE
 from bot.core.domain.clock import as_utc
@@ -265,7 +264,7 @@ async def test_a_problem_gone_from_the_bank_still_closes_without_a_summary(drill
 
 async def test_the_summary_names_only_this_problems_solvers_within_its_week(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    desk = challenge_desk(drill.db, drill.clock, BANK)
     ada, bob, cy, dan = (Who("discord", "g1", u, n) for u, n in
                          (("1", "Ada"), ("2", "Bob"), ("3", "Cy"), ("4", "Dan")))
     await weekly.fire(here)
@@ -316,7 +315,7 @@ async def test_digest_now_posts_in_the_channel_without_buttons_and_needs_a_sched
 
 async def test_solvers_at_the_same_moment_are_listed_in_the_order_they_joined(drill, channels, weekly):
     here = await schedule(drill, channels, HERE)
-    desk = ChallengeDesk(drill.db, drill.clock, BANK)
+    desk = challenge_desk(drill.db, drill.clock, BANK)
     ada, bob = Who("discord", "g1", "1", "Ada"), Who("discord", "g1", "2", "Bob")
     await desk.record(ada, EASIEST[1], solved=False)  # Ada is known first
     drill.clock.advance(minutes=1)

@@ -4,7 +4,8 @@ The member's code goes to the runner like /run (same queue, fairness and limits)
 the problem's cases and reference travel with it, and the worker judges it where torch lives
 (runner.judging). What comes back is a small JSON verdict; this module never imports torch and
 never reads a tensor. Member text in a verdict (an exception message, printed output) is shown
-in code blocks, which each platform's renderer escapes.
+in code blocks, which each platform's renderer escapes. What a member did with each problem is
+kept behind ``ChallengeProgressStore`` (bot.core.challenges.ports).
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func, select, update
-
+from bot.core.challenges.ports import ChallengeProgressStore
 from bot.core.content.challenges import Challenge, ChallengeBank, shipped_challenges
 from bot.core.domain.clock import Clock
 from bot.core.domain.identity import Where, Who
@@ -31,11 +31,6 @@ from bot.core.runs.desk import (
     rejection,
     requester_key,
 )
-from bot.storage.claims import rows_changed
-from bot.storage.db import Database
-from bot.storage.identity import member_ref
-from bot.storage.models import ChallengeProgress, Member, Workspace
-from bot.storage.upsert import dialect_insert
 from runner.judge import Verdict, forbidden_uses, judge_job
 
 if TYPE_CHECKING:
@@ -122,9 +117,9 @@ def _explained(error: str) -> str | None:
 class ChallengeDesk:
     """Opens problems, hints, submissions and the board; rules and texts live here."""
 
-    def __init__(self, db: Database, clock: Clock, bank: ChallengeBank | None = None,
+    def __init__(self, store: ChallengeProgressStore, clock: Clock, bank: ChallengeBank | None = None,
                  rng: random.Random | None = None) -> None:
-        self.db = db
+        self.store = store
         self.clock = clock
         self._bank = bank
         self.rng = rng or random.Random()
@@ -147,14 +142,11 @@ class ChallengeDesk:
             what = " and ".join(p for p in (topic and f"topic {topic}",
                                             difficulty and f"difficulty {difficulty}") if p)
             return notice(NO_MATCH.format(what=what or "this filter"))
-        async with self.db.write() as session:
-            me = await member_ref(session, who, self.clock)
-            solved = set(await session.scalars(
-                select(ChallengeProgress.challenge_id).where(
-                    ChallengeProgress.member_id == me.id, ChallengeProgress.solved_at.is_not(None))))
+        async with self.store.write() as tx:
+            solved = await self.store.solved_ids(tx, who)
             fresh = [c for c in pool if c.id not in solved] or pool
             pick = self.rng.choice(fresh)
-            await self._make_current(session, me.id, me.workspace_id, pick)
+            await self.store.make_current(tx, who, pick, self.clock.now())
         return challenge_message(pick, submit_how)
 
     async def open_id(self, who: Who, challenge_id: str, submit_how: str) -> Message:
@@ -162,50 +154,29 @@ class ChallengeDesk:
         pick = self.bank.get(challenge_id)
         if pick is None:
             return notice(NO_MATCH.format(what=f"id {challenge_id}"))
-        async with self.db.write() as session:
-            me = await member_ref(session, who, self.clock)
-            await self._make_current(session, me.id, me.workspace_id, pick)
+        async with self.store.write() as tx:
+            await self.store.make_current(tx, who, pick, self.clock.now())
         return challenge_message(pick, submit_how)
 
-    async def _make_current(self, session, member_id: int, workspace_id: int,  # noqa: ANN001
-                            pick: Challenge) -> None:
-        now = self.clock.now()
-        insert = dialect_insert(session, ChallengeProgress).values(
-            member_id=member_id, challenge_id=pick.id, workspace_id=workspace_id, topic=pick.topic,
-            opened_at=now, hints_shown=0, attempts=0, points=0)
-        await session.execute(insert.on_conflict_do_update(
-            index_elements=["member_id", "challenge_id"], set_={"opened_at": now}))
-
-    async def _current(self, session, member_id: int) -> ChallengeProgress | None:  # noqa: ANN001
-        return await session.scalar(
-            select(ChallengeProgress).where(ChallengeProgress.member_id == member_id)
-            .order_by(ChallengeProgress.opened_at.desc()).limit(1))
-
     async def current(self, who: Who) -> Challenge | None:
-        async with self.db.read() as session:
-            me = await member_ref(session, who, self.clock)
-            row = await self._current(session, me.id)
+        async with self.store.read() as tx:
+            row = await self.store.latest(tx, who)
         return self.bank.get(row.challenge_id) if row else None
 
     async def open_unsolved(self, who: Who) -> Challenge | None:
         """The member's latest opened problem when it is not solved yet (the dashboard's)."""
-        async with self.db.read() as session:
-            me = await member_ref(session, who, self.clock)
-            row = await session.scalar(
-                select(ChallengeProgress).where(ChallengeProgress.member_id == me.id,
-                                                ChallengeProgress.solved_at.is_(None))
-                .order_by(ChallengeProgress.opened_at.desc()).limit(1))
+        async with self.store.read() as tx:
+            row = await self.store.latest(tx, who, unsolved=True)
         return self.bank.get(row.challenge_id) if row else None
 
     async def hint(self, who: Who, open_how: str) -> Message:
-        async with self.db.write() as session:
-            me = await member_ref(session, who, self.clock)
-            row = await self._current(session, me.id)
+        async with self.store.write() as tx:
+            row = await self.store.latest(tx, who)
             challenge = self.bank.get(row.challenge_id) if row else None
             if row is None or challenge is None:
                 return notice(NONE_OPEN.format(command=open_how))
             shown = min(row.hints_shown + 1, len(challenge.hints))
-            row.hints_shown = shown
+            await self.store.show_hints(tx, who, challenge.id, shown)
         msg = Message(title=f"💡 Hint {shown}/{len(challenge.hints)}: {challenge.title}", ephemeral=True)
         for i, hint in enumerate(challenge.hints[:shown], 1):
             msg.text(f"{i}. {hint}")
@@ -267,22 +238,9 @@ class ChallengeDesk:
 
     async def record(self, who: Who, challenge: Challenge, solved: bool) -> int:
         """Count the attempt; a first solve earns the challenge's points once. Returns them."""
-        now = self.clock.now()
-        async with self.db.write() as session:
-            me = await member_ref(session, who, self.clock)
-            insert = dialect_insert(session, ChallengeProgress).values(
-                member_id=me.id, challenge_id=challenge.id, workspace_id=me.workspace_id,
-                topic=challenge.topic, opened_at=now, hints_shown=0, attempts=0, points=0)
-            await session.execute(insert.on_conflict_do_nothing())
-            key = (ChallengeProgress.member_id == me.id) & (ChallengeProgress.challenge_id == challenge.id)
-            await session.execute(update(ChallengeProgress).where(key)
-                                  .values(attempts=ChallengeProgress.attempts + 1))
-            if not solved:
-                return 0
-            first = await session.execute(
-                update(ChallengeProgress).where(key, ChallengeProgress.solved_at.is_(None))
-                .values(solved_at=now, points=challenge.points))
-            return challenge.points if rows_changed(first) else 0
+        async with self.store.write() as tx:
+            first = await self.store.record(tx, who, challenge, solved, self.clock.now())
+        return challenge.points if first else 0
 
     async def deliver(self, result: JobResult, publisher: Publisher) -> None:
         reply = result.request.reply_to
@@ -312,32 +270,18 @@ class ChallengeDesk:
     # ---- boards ----------------------------------------------------------------------------
     async def board(self, platform: str, workspace: str, workspace_word: str) -> Message:
         """The challenges board of a workspace: points of first solves; ties to the earlier."""
-        async with self.db.read() as session:
-            ws_id = await session.scalar(select(Workspace.id).where(
-                Workspace.platform == platform, Workspace.external_id == workspace))
-            rows = [] if ws_id is None else (await session.execute(
-                select(Member.display_name, func.sum(ChallengeProgress.points).label("points"),
-                       func.count(ChallengeProgress.solved_at), func.max(ChallengeProgress.solved_at))
-                .join(Member, Member.id == ChallengeProgress.member_id)
-                .where(ChallengeProgress.workspace_id == ws_id, ChallengeProgress.solved_at.is_not(None))
-                .group_by(Member.id, Member.display_name)
-                .order_by(func.sum(ChallengeProgress.points).desc(), func.max(ChallengeProgress.solved_at))
-                .limit(BOARD_SIZE))).all()
+        async with self.store.read() as tx:
+            rows = await self.store.board(tx, platform, workspace, BOARD_SIZE)
         msg = Message(title=f"🧩 Challenges board · this {workspace_word}")
         if not rows:
             return msg.text("No solves yet. Be the first: /challenge")
-        lines = [f"{i}. {name} — {points} pts · {solved} solved"
-                 for i, (name, points, solved, _) in enumerate(rows, 1)]
+        lines = [f"{i}. {row.name} — {row.points} pts · {row.solved} solved"
+                 for i, row in enumerate(rows, 1)]
         return msg.text("\n".join(lines))
 
     async def solved_by_topic(self, who: Who) -> dict[str, int]:
-        async with self.db.read() as session:
-            me = await member_ref(session, who, self.clock)
-            rows = (await session.execute(
-                select(ChallengeProgress.topic, func.count())
-                .where(ChallengeProgress.member_id == me.id, ChallengeProgress.solved_at.is_not(None))
-                .group_by(ChallengeProgress.topic))).all()
-        return {topic: n for topic, n in rows}
+        async with self.store.read() as tx:
+            return await self.store.solved_by_topic(tx, who)
 
     async def mine(self, who: Who) -> Message:
         solved = await self.solved_by_topic(who)
