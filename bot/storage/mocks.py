@@ -14,6 +14,7 @@ from sqlalchemy import CursorResult, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.answers import recording as answers
+from bot.core.answers.ports import AnswerStores
 from bot.core.community_banks.shelf import Shelf
 from bot.core.content.bank import Library, Question
 from bot.core.content.challenges import Challenge
@@ -28,6 +29,7 @@ from bot.core.progress.stats import member_readiness
 from bot.core.quizzes import sequence as quizzes
 from bot.core.reveal.posts import create_post
 from bot.core.reveal.posts import order_of as post_order
+from bot.storage.clicks import StoredClicks
 from bot.storage.db import Database
 from bot.storage.estimates import read_abilities
 from bot.storage.models import (
@@ -43,12 +45,15 @@ from bot.storage.models import (
     SrsCard,
     Workspace,
 )
+from bot.storage.progress_queries import StoredProgressReads
 from bot.storage.quizzes import StoredQuizzes
 from bot.storage.srs_cards import StoredCards
 from bot.storage.upsert import dialect_insert
 
 CARDS = StoredCards()  # a missed mock item goes back into review (CardStore)
 QUIZZES = StoredQuizzes()  # /mock picks its MCQs at the practice edge (QuizStore)
+# a mock's picks and grades are recorded as /quiz records them (bot.core.answers.ports)
+ANSWERS = AnswerStores(StoredClicks(), CARDS, QUIZZES, StoredProgressReads())
 _MOCK_FIELDS = [f.name for f in fields(MockState)]
 _ITEM_FIELDS = [f.name for f in fields(ItemState)]
 
@@ -140,7 +145,7 @@ class StoredMockTx:
         return post_order(post)
 
     async def record_pick(self, post_id: int, position: int) -> Picked:
-        outcome = await answers.record_pick(self.session, self.library, self.clock, self.who, post_id, position)
+        outcome = await answers.record_pick(ANSWERS, self.session, self.library, self.clock, self.who, post_id, position)
         if not outcome.recorded:
             return Picked(False, False, outcome.reply)
         correct = await self.session.scalar(select(Answer.correct).where(
@@ -148,7 +153,7 @@ class StoredMockTx:
         return Picked(True, bool(correct))
 
     async def record_grade(self, post_id: int, grade: int) -> None:
-        await answers.record_grade(self.session, self.library, self.clock, self.who, post_id, grade)
+        await answers.record_grade(ANSWERS, self.session, self.library, self.clock, self.who, post_id, grade)
 
     async def review_again(self, question_id: str) -> None:
         await srs.review(CARDS, self.session, self.member_id, question_id, Rating.Again, self.clock.now())

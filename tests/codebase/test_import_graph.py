@@ -34,7 +34,6 @@ STORAGE = ("bot.storage", "sqlalchemy")
 STORAGE_OFFENDERS: dict[str, frozenset[str]] = {
     name: frozenset(layers) for name, layers in {
         "bot.core.domain.identity": STORAGE,
-        "bot.core.answers.recording": STORAGE,
         "bot.core.community_banks.desk": STORAGE,
         "bot.core.challenges.desk": STORAGE,
         "bot.core.daily.service": STORAGE,

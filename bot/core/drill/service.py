@@ -15,6 +15,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.core.answers.ports import AnswerStores
 from bot.core.answers.recording import Outcome, record_grade, record_pick, show_answer
 from bot.core.commands.replies import UNKNOWN_BUTTON
 from bot.core.community_banks.shelf import Shelf
@@ -49,6 +50,7 @@ from bot.core.reveal.posts import (
     reveal,
 )
 from bot.observability.metrics import ANSWERS_RECORDED, observe_interaction
+from bot.storage.clicks import StoredClicks
 from bot.storage.community import StoredCommunityRows
 from bot.storage.db import Database
 from bot.storage.estimates import read_abilities
@@ -103,6 +105,7 @@ class Drill:
         progress, groups = StoredProgressReads(), StoredGroups(self.clock)  # bot.core.progress.ports
         self.cards = StoredCards()  # CardStore: bot.core.progress.srs
         self.quiz_store = StoredQuizzes()  # QuizStore: bot.core.quizzes.sequence
+        self.answer_stores = AnswerStores(StoredClicks(), self.cards, self.quiz_store, progress)  # bot.core.answers.ports
         self.practice = Practice(self, progress, groups, self.cards, self.quiz_store, practice_band)
         self.boards = Boards(self, progress, groups)
         self.rounds = Rounds(self, StoredRounds(db, self.clock))  # RoundStore: bot.core.stores
@@ -160,11 +163,13 @@ class Drill:
 
     async def _in_transaction(self, session: AsyncSession, who: Who, action: Action) -> Outcome:
         if action.verb is Verb.PICK:
-            return await record_pick(session, self.library, self.clock, who, action.post_id, action.arg)
+            return await record_pick(self.answer_stores, session, self.library, self.clock, who,
+                                     action.post_id, action.arg)
         if action.verb is Verb.SHOW:
-            return await show_answer(session, self.library, self.clock, who, action.post_id)
+            return await show_answer(self.answer_stores, session, self.library, self.clock, who, action.post_id)
         if action.verb is Verb.GRADE:
-            return await record_grade(session, self.library, self.clock, who, action.post_id, action.arg)
+            return await record_grade(self.answer_stores, session, self.library, self.clock, who,
+                                      action.post_id, action.arg)
         if action.verb is Verb.NEXT:
             msg = await quizzes.next_question(self.quiz_store, session, self.library, self.clock, who, action.post_id)
             return Outcome(msg, action.post_id)
