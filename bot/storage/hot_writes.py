@@ -63,7 +63,7 @@ class HotSession:
             "sqlite3": sqlite, "asyncpg": _Autocommit(asyncpg) if asyncpg is not None else None,
             "connection": self._bind, "id_cache": id_cache, "new_ids": {}, "hot": True,
         }
-        if post_cache is not None:  # PostgreSQL: snapshots of open channel posts (play.answers)
+        if post_cache is not None:  # PostgreSQL: snapshots of open channel posts (bot.storage.clicks)
             self.info["post_cache"] = post_cache
 
     def get_bind(self) -> _Bind:

@@ -14,6 +14,7 @@ from sqlalchemy import CursorResult, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.answers import recording as answers
+from bot.core.answers.ports import AnswerStores
 from bot.core.community_banks.shelf import Shelf
 from bot.core.content.bank import Library, Question
 from bot.core.content.challenges import Challenge
@@ -44,12 +45,8 @@ from bot.storage.models import (
     SrsCard,
     Workspace,
 )
-from bot.storage.quizzes import StoredQuizzes
-from bot.storage.srs_cards import StoredCards
 from bot.storage.upsert import dialect_insert
 
-CARDS = StoredCards()  # a missed mock item goes back into review (CardStore)
-QUIZZES = StoredQuizzes()  # /mock picks its MCQs at the practice edge (QuizStore)
 _MOCK_FIELDS = [f.name for f in fields(MockState)]
 _ITEM_FIELDS = [f.name for f in fields(ItemState)]
 
@@ -82,9 +79,12 @@ class StoredMockTx:
     """One write transaction of one member's mocks."""
 
     def __init__(self, session: AsyncSession, library: Library, clock: Clock, who: Who,
-                 member_id: int) -> None:
+                 member_id: int, answers: AnswerStores) -> None:
         self.session, self.library, self.clock, self.who = session, library, clock, who
         self.member_id = member_id
+        # a mock's picks and grades are recorded as /quiz records them; a missed item goes back
+        # into review (answers.cards); MCQs come at the practice edge (answers.quizzes)
+        self.answers = answers
 
     async def open_mock(self) -> MockState | None:
         row = await self.session.scalar(select(MockSession).where(
@@ -131,7 +131,7 @@ class StoredMockTx:
         return bool(claimed.rowcount)
 
     async def new_post(self, question: Question, rng: random.Random) -> int:
-        post = await create_post(QUIZZES.posts, self.session, question, kind=PostKind.QUIZ,
+        post = await create_post(self.answers.quizzes.posts, self.session, question, kind=PostKind.QUIZ,
                                  now=self.clock.now(), member_id=self.member_id, rng=rng)
         return post.id
 
@@ -141,7 +141,7 @@ class StoredMockTx:
         return post_order(post)
 
     async def record_pick(self, post_id: int, position: int) -> Picked:
-        outcome = await answers.record_pick(self.session, self.library, self.clock, self.who, post_id, position)
+        outcome = await answers.record_pick(self.answers, self.session, self.library, self.clock, self.who, post_id, position)
         if not outcome.recorded:
             return Picked(False, False, outcome.reply)
         correct = await self.session.scalar(select(Answer.correct).where(
@@ -149,10 +149,10 @@ class StoredMockTx:
         return Picked(True, bool(correct))
 
     async def record_grade(self, post_id: int, grade: int) -> None:
-        await answers.record_grade(self.session, self.library, self.clock, self.who, post_id, grade)
+        await answers.record_grade(self.answers, self.session, self.library, self.clock, self.who, post_id, grade)
 
     async def review_again(self, question_id: str) -> None:
-        await srs.review(CARDS, self.session, self.member_id, question_id, Rating.Again, self.clock.now())
+        await srs.review(self.answers.cards, self.session, self.member_id, question_id, Rating.Again, self.clock.now())
 
     async def _readiness(self) -> tuple[dict[str, Readiness], OverallReadiness]:
         return member_readiness(self.library, self.member_id,
@@ -176,7 +176,7 @@ class StoredMockTx:
             select(Answer.question_id).where(Answer.member_id == self.member_id)))
 
     async def ring_of(self, band: tuple[float, float]) -> Callable[[Question], int]:
-        return await quizzes.ring_of(QUIZZES, self.session, self.library, self.member_id, band)
+        return await quizzes.ring_of(self.answers.quizzes, self.session, self.library, self.member_id, band)
 
     async def solved_challenges(self) -> set[str]:
         return await challenge_progress.solved_ids(self.session, self.member_id)
@@ -251,21 +251,24 @@ async def _bring_forward(session: AsyncSession, member_id: int, day: date, now: 
 class StoredMocks:
     """``bot.core.mock.ports.MockStore`` on the database."""
 
-    def __init__(self, db: Database, library: Library, clock: Clock, shelf: Shelf) -> None:
+    def __init__(self, db: Database, library: Library, clock: Clock, shelf: Shelf,
+                 answers: AnswerStores) -> None:
         self.db, self.library, self.clock, self.shelf = db, library, clock, shelf
+        self.answers = answers  # the drill's: bot.storage.drill_stores builds them once
 
     @asynccontextmanager
     async def member(self, who: Who) -> AsyncIterator[StoredMockTx]:
         async with self.db.write() as session:
             await self.shelf.refresh(session)  # a mock may hold community questions
             member = await member_row(session, who, self.clock)
-            yield StoredMockTx(session, self.library, self.clock, who, member.id)
+            yield StoredMockTx(session, self.library, self.clock, who, member.id, self.answers)
 
     @asynccontextmanager
     async def member_id(self, member_id: int) -> AsyncIterator[StoredMockTx]:
         async with self.db.write() as session:
             await self.shelf.refresh(session)
-            yield StoredMockTx(session, self.library, self.clock, await who_of(session, member_id), member_id)
+            yield StoredMockTx(session, self.library, self.clock, await who_of(session, member_id), member_id,
+                               self.answers)
 
     async def due(self, now: datetime) -> list[tuple[int, int]]:
         async with self.db.read() as session:

@@ -21,8 +21,8 @@ class StoredQuizzes:
     """``QuizStore``: the queries the private sequences always made; a quiz is its ORM row,
     changed in the session and written when it flushes, as before."""
 
-    def __init__(self) -> None:
-        self.posts = StoredPosts()  # PostStore: a quiz's posts
+    def __init__(self, posts: StoredPosts) -> None:
+        self.posts = posts  # PostStore: a quiz's posts, the drill's
 
     async def seen_ids(self, session: AsyncSession, member_id: int) -> set[str]:
         return set(

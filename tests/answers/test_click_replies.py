@@ -173,7 +173,8 @@ async def test_an_insert_refused_without_an_earlier_answer_says_closed(drill, pu
     """The reveal won the race between reading the post and inserting the answer."""
     posted, question, order, _, _ = await channel_post(drill, publisher)
     async with drill.db.write() as s:
-        out = await answers._refused(s, {"post_id": posted.post_id, "member_id": 424242}, question, order)
+        out = await answers._refused(drill.answer_stores.clicks, s,
+                                     {"post_id": posted.post_id, "member_id": 424242}, question, order)
     assert out.reply.plain() == "This question is closed; answers are no longer accepted."
     assert out.post_id == posted.post_id
 

@@ -5,8 +5,10 @@ retries and races between replicas record one answer; the loser is told what the
 Everything else an answer changes (its card, the post's kept count) is written in the same
 transaction (SQLite) or the same statement (PostgreSQL) and only when the answer was recorded,
 so it too happens exactly once. The ability and difficulty estimates move when the answer is
-revealed (``bot.storage.estimates.apply_revealed``): a private post's at once, in this
-transaction; a channel post's at its reveal.
+revealed: a private post's at once, in this transaction; a channel post's at its reveal.
+
+Storage comes in through ``AnswerStores`` (``bot.core.answers.ports``), built once by the
+wiring; the transaction is opaque here (an ORM session, or a raw click's: ``ClickStore``).
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from fsrs import Rating
-from sqlalchemy import Table, bindparam, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.core.answers.ports import AnswerStores, ClickState, ClickStore, Snapshots
 from bot.core.content.bank import Kind, Library, Question
 from bot.core.content.community import is_community_id
 from bot.core.domain.clock import Clock, as_utc
@@ -45,27 +47,7 @@ from bot.core.reveal.posts import (
     snapshot_view,
     window,
 )
-from bot.core.stores import MemberRef
-from bot.storage import hot_statements as hot
-from bot.storage.db import core_connection
-from bot.storage.estimates import apply_revealed
-from bot.storage.hot_writes import before_write
-from bot.storage.identity import member_ref
-from bot.storage.models import Post
-from bot.storage.progress_queries import StoredProgressReads, streak_of
-from bot.storage.quizzes import StoredQuizzes
-from bot.storage.srs_cards import StoredCards
-
-_CARDS = StoredCards()  # CardStore: bot.core.progress.srs
-_QUIZZES = StoredQuizzes()  # QuizStore: bot.core.quizzes.sequence
-# Built once: constructing statements per click costs more than running them.
-_POSTS = Post.__table__
-assert isinstance(_POSTS, Table)  # a declarative model maps one Table
-_CLOSE_POST = (
-    update(_POSTS).where(_POSTS.c.id == bindparam("post_id")).values(closed_at=bindparam("closed_at"))
-)
-
-PROGRESS_READS = StoredProgressReads()  # the weekly streak line's reads (bot.core.progress.ports)
+from bot.core.stores import MemberRef, Tx
 
 
 @dataclass
@@ -85,28 +67,22 @@ class _Loaded:
     post: PostSnapshot
     question: Question
     member: MemberRef
-    card_state: str | None  # the member's spaced-repetition card before this answer
-    card_reps: int | None
-    streak: int | None  # the member's daily streak in the post's channel
-    answered: int  # answers the post had before this one
-    read: bool = True  # False: the post came from this process's cache, the rest is unread
+    before: ClickState | None  # None: the post came from this process's cache, the rest is unread
 
 
-# PostgreSQL raw clicks (bot.storage.hot_writes) keep the snapshots of open channel posts for a
+# PostgreSQL raw clicks (``ClickStore.snapshots``) keep the snapshots of open channel posts for a
 # short while: a second member's click then needs one round trip. Only fields that never change
 # on an open post are relied on; a post closed meanwhile is refused by the write itself.
 SNAPSHOT_TTL_S = 60.0
 SNAPSHOTS_KEPT = 10_000
 
 
-def _cached(session: AsyncSession, post_id: int) -> PostSnapshot | None:
-    cache = session.info.get("post_cache")
+def _cached(cache: Snapshots | None, post_id: int) -> PostSnapshot | None:
     hit = cache.get(post_id) if cache is not None else None
     return hit[1] if hit is not None and hit[0] > time.monotonic() else None
 
 
-def _remember(session: AsyncSession, post: PostSnapshot) -> None:
-    cache = session.info.get("post_cache")
+def _remember(cache: Snapshots | None, post: PostSnapshot) -> None:
     open_channel_post = post.kind in CHANNEL_KINDS and post.quiz_id is None and post.member_id is None
     if cache is None or not open_channel_post or post.closed_at is not None or post.platform_ref is None:
         return
@@ -122,19 +98,17 @@ def forget_channel(cache: dict[int, Any], channel_id: int) -> None:
 
 
 async def _load(
-    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
+    clicks: ClickStore, session: Tx, library: Library, clock: Clock, who: Who, post_id: int
 ) -> _Loaded | Outcome:
-    member = await member_ref(session, who, clock)
-    post = _cached(session, post_id)
-    rest = None  # the member's card and streak, the answer count: not read for a cached post
+    member = await clicks.member(session, who, clock)
+    cache = clicks.snapshots(session)
+    post = _cached(cache, post_id)
+    before: ClickState | None = None  # the member's card and streak, the answer count: not read for a cached post
     if post is None:
-        row = await hot.first(session, hot.CLICK_STATE, {"post_id": post_id, "member_id": member.id})
-        if row is None:
+        before = await clicks.click_state(session, post_id, member.id)
+        if before is None:
             return Outcome(notice("This question no longer exists."))
-        n = len(hot.SNAPSHOT_FIELDS)
-        data = dict(zip(hot.SNAPSHOT_FIELDS, row[:n], strict=True))
-        data["speed_bonus"] = bool(data["speed_bonus"])
-        post, rest = PostSnapshot(**data), row[n:]
+        post = before.post
     try:
         question = question_of(library, post)
     except QuestionGoneError:
@@ -146,23 +120,9 @@ async def _load(
             notice("This question belongs to someone else's quiz. Start your own with /quiz."),
             post_id,
         )
-    if rest is None:
-        return _Loaded(post, question, member, None, None, None, 0, read=False)
-    _remember(session, post)
-    card_state, card_reps, streak, answered = rest
-    return _Loaded(post, question, member, card_state, card_reps, streak, int(answered or 0))
-
-
-async def _existing(session: AsyncSession, post_id: int, member_id: int) -> int | None:
-    """The choice the member already recorded for this post, if any."""
-    found = await hot.first(session, hot.CHOICE, {"post_id": post_id, "member_id": member_id})
-    return found[0] if found else None
-
-
-async def _close(session: AsyncSession, post_id: int, now: datetime) -> None:
-    """A personal question is done once answered."""
-    conn = await core_connection(session)
-    await conn.execute(_CLOSE_POST, {"post_id": post_id, "closed_at": now})
+    if before is not None:
+        _remember(cache, post)
+    return _Loaded(post, question, member, before)
 
 
 def _elapsed_ms(post: PostLike, now: datetime) -> int:
@@ -189,61 +149,31 @@ def _answer_row(
 
 
 async def _refused(
-    session: AsyncSession, values: dict[str, Any], question: Question, order: list[int]
+    clicks: ClickStore, session: Tx, values: dict[str, Any], question: Question, order: list[int]
 ) -> Outcome:
     """The insert recorded nothing: the member got there first (double click, race), or the
     post was revealed in the meantime."""
-    existing = await _existing(session, values["post_id"], values["member_id"])
+    existing = await clicks.choice_of(session, values["post_id"], values["member_id"])
     if existing is None:
         return Outcome(closed_message(), values["post_id"])
     return Outcome(already_answered(question, order, existing, question.kind), values["post_id"])
 
 
 async def _record_once(
-    session: AsyncSession, values: dict[str, Any], question: Question, order: list[int]
+    clicks: ClickStore, session: Tx, values: dict[str, Any], question: Question, order: list[int]
 ) -> Outcome | None:
     """Insert the answer; if it did not count, say why."""
-    if await hot.insert_answer(session, values) is not None:
+    if await clicks.record_answer(session, values) is not None:
         return None
-    return await _refused(session, values, question, order)
-
-
-async def _record_pick_with_card(
-    session: AsyncSession, loaded: _Loaded, values: dict[str, Any], correct: bool
-) -> tuple[int | None, int, int | None]:
-    """Record the answer and its spaced-repetition card: (answer id, or None when it did not
-    count; the post's answer count after it; the member's streak before it)."""
-    rating = srs.rating_for(correct)
-    card = srs.next_card(
-        values["member_id"], values["question_id"], loaded.card_state, loaded.card_reps,
-        rating, values["answered_at"],
-    )
-    if not loaded.read:  # a cached post: the card is written as new unless one exists
-        first = await hot.first(session, hot.RECORD_PG_FIRST, {**values, **card})
-        assert first is not None
-        answer_id, answered, card_new, streak = first
-        if answer_id is not None and not card_new:
-            found = await hot.first(session, hot.CARD_OF, values)
-            state, reps = found if found is not None else (None, None)
-            await hot.upsert_srs_card(session, srs.next_card(
-                values["member_id"], values["question_id"], state, reps, rating, values["answered_at"]))
-        return answer_id, int(answered), streak
-    if hot.one_statement_writes(session):
-        answer_id, answered = await hot.record_with_card(session, {**values, **card})
-        return answer_id, answered, loaded.streak
-    answer_id = await hot.insert_answer(session, values)
-    if answer_id is not None:
-        await hot.upsert_srs_card(session, card)
-        if values["channel_id"] is not None:
-            await hot.rows(session, hot.BUMP_COUNT, values)
-    # SQLite: the write transaction is exclusive, so the count read before is still exact
-    return answer_id, loaded.answered + (answer_id is not None), loaded.streak
+    return await _refused(clicks, session, values, question, order)
 
 
 async def record_pick(
-    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int, position: int
+    stores: AnswerStores, session: Tx, library: Library, clock: Clock, who: Who, post_id: int,
+    position: int,
 ) -> Outcome:
-    loaded = await _load(session, library, clock, who, post_id)
+    clicks = stores.clicks
+    loaded = await _load(clicks, session, library, clock, who, post_id)
     if isinstance(loaded, Outcome):
         return loaded
     post, question, member = loaded.post, loaded.question, loaded.member
@@ -253,14 +183,12 @@ async def record_pick(
 
     now = clock.now()
     if is_closed(post, now):
-        existing = await _existing(session, post.id, member.id)
+        existing = await clicks.choice_of(session, post.id, member.id)
         if existing is not None:
             return Outcome(already_answered(question, order, existing, question.kind), post_id)
         return Outcome(closed_message(), post_id)
 
     channel_post = post.kind in CHANNEL_KINDS
-    # a weekly-mode daily post reads the member's week after the write: through the session
-    before_write(session, simple=channel_post and post.quiz_id is None and not post.streak_per_week)
     original = order[position]
     correct = original == question.answer_index
     bonus = post.kind == PostKind.ROUND or post.speed_bonus
@@ -273,21 +201,24 @@ async def record_pick(
         bonus=bonus,
     )
     values = _answer_row(post, question, member, now, choice=original, correct=correct, points=points)
-    values["stripe"] = hot.stripe_of(member.id)
-    answer_id, answered, streak_before = await _record_pick_with_card(session, loaded, values, correct)
-    if answer_id is None:
-        return await _refused(session, values, question, order)
+    next_card = partial(srs.next_card, member.id, question.id, rating=srs.rating_for(correct), when=now)
+    # a private post, a quiz, or a weekly-mode daily post (it reads the member's week after the
+    # write) needs more of the transaction than the write
+    simple = channel_post and post.quiz_id is None and not post.streak_per_week
+    recorded = await clicks.record_pick(session, values, next_card, loaded.before, simple=simple)
+    if recorded.answer_id is None:
+        return await _refused(clicks, session, values, question, order)
 
     if not channel_post:
-        await _close(session, post.id, now)
-        await apply_revealed(session, post.id, question, now)  # the member sees the result now
+        await clicks.close(session, post.id, now)
+        await clicks.apply_revealed(session, post.id, question, now)  # the member sees the result now
         post = replace(post, closed_at=now)
     streak = None
     if post.kind == PostKind.DAILY and post.channel_id is not None:
         if post.streak_per_week:  # weekly mode: any answer counts towards the week
-            streak = await _weekly_line(session, member.id, post)
+            streak = await _weekly_line(stores, session, member.id, post)
         elif correct:
-            streak = StreakLine((streak_before or 0) + 1, 0)
+            streak = StreakLine((recorded.streak or 0) + 1, 0)
     from bot.core.quizzes.sequence import after_answer  # local: quizzes imports this module
 
     reply = answer_feedback(
@@ -302,22 +233,23 @@ async def record_pick(
         streak=streak,
     )
     if post.quiz_id is not None:
-        await after_answer(_QUIZZES, session, post, reply)
-    public = snapshot_view(library, post, answered=answered) if channel_post else None
+        await after_answer(stores.quizzes, session, post, reply)
+    public = snapshot_view(library, post, answered=recorded.answered) if channel_post else None
     return Outcome(reply, post.id, public, post.platform_ref, recorded=True, moved=not channel_post)
 
 
-async def _weekly_line(session: AsyncSession, member_id: int, post: PostSnapshot) -> StreakLine:
+async def _weekly_line(stores: AnswerStores, session: Tx, member_id: int, post: PostSnapshot) -> StreakLine:
     """The weekly streak this answer makes (its post's week, in the channel's timezone)."""
     assert post.channel_id is not None and post.streak_per_week is not None
-    row = await streak_of(session, member_id, post.channel_id) or StreakRow(member_id, post.channel_id)
-    return await weekly_line(PROGRESS_READS, session, row, post.streak_per_week, post.channel_tz, as_utc(post.opened_at))
+    row = await stores.clicks.streak(session, member_id, post.channel_id) or StreakRow(member_id, post.channel_id)
+    return await weekly_line(stores.progress, session, row, post.streak_per_week, post.channel_tz,
+                             as_utc(post.opened_at))
 
 
 async def show_answer(
-    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int
+    stores: AnswerStores, session: Tx, library: Library, clock: Clock, who: Who, post_id: int
 ) -> Outcome:
-    loaded = await _load(session, library, clock, who, post_id)
+    loaded = await _load(stores.clicks, session, library, clock, who, post_id)
     if isinstance(loaded, Outcome):
         return loaded
     if loaded.question.kind is Kind.MCQ:
@@ -326,10 +258,11 @@ async def show_answer(
 
 
 async def record_grade(
-    session: AsyncSession, library: Library, clock: Clock, who: Who, post_id: int, grade: int
+    stores: AnswerStores, session: Tx, library: Library, clock: Clock, who: Who, post_id: int, grade: int
 ) -> Outcome:
     """A self-graded flashcard: the member's rating drives FSRS directly."""
-    loaded = await _load(session, library, clock, who, post_id)
+    clicks = stores.clicks
+    loaded = await _load(clicks, session, library, clock, who, post_id)
     if isinstance(loaded, Outcome):
         return loaded
     post, question, member = loaded.post, loaded.question, loaded.member
@@ -337,18 +270,18 @@ async def record_grade(
         return Outcome(notice("That button does not match this question."), post_id)
     now = clock.now()
     values = _answer_row(post, question, member, now, choice=grade, correct=grade >= Rating.Good, points=0)
-    refused = await _record_once(session, values, question, [])
+    refused = await _record_once(clicks, session, values, question, [])
     if refused is not None:
         return refused
-    due = await srs.review(_CARDS, session, member.id, question.id, Rating(grade), now)
-    await _close(session, post.id, now)
+    due = await srs.review(stores.cards, session, member.id, question.id, Rating(grade), now)
+    await clicks.close(session, post.id, now)
     post = replace(post, closed_at=now)
     label = GRADE_LABELS[grade]
     reply = notice(f"Saved: **{label}**. You will see this card again {_in_words(due - now)}.")
     if post.quiz_id is not None:
         from bot.core.quizzes.sequence import after_answer
 
-        await after_answer(_QUIZZES, session, post, reply)
+        await after_answer(stores.quizzes, session, post, reply)
     return Outcome(reply, post.id, recorded=True)
 
 

@@ -19,6 +19,7 @@ from bot.core.stores import Transactions
 if TYPE_CHECKING:
     import random
 
+    from bot.core.answers.ports import AnswerStores
     from bot.core.community_banks.shelf import Shelf
     from bot.core.content.bank import Library
     from bot.core.domain.clock import Clock
@@ -221,6 +222,7 @@ class DrillStores(Generic[DB]):
     groups: GroupStore
     cards: CardStore
     quizzes: QuizStore
+    answers: AnswerStores  # the click path's (over the same cards, quizzes and progress)
     rounds: RoundStore
     mocks: MockStore
     reports: ReportStore

@@ -78,6 +78,7 @@ class Drill(Generic[DB]):
         self.mock_store = stores.mocks  # /mock's storage port
         self.cards = stores.cards  # CardStore: bot.core.progress.srs
         self.quiz_store = stores.quizzes  # QuizStore: bot.core.quizzes.sequence
+        self.answer_stores = stores.answers  # the click path's: bot.core.answers.ports
         self.practice = Practice(self, stores.progress, stores.groups, self.cards, self.quiz_store, practice_band)
         self.boards = Boards(self, stores.progress, stores.groups)
         self.rounds = Rounds(self, stores.rounds)  # RoundStore: bot.core.stores
@@ -135,11 +136,13 @@ class Drill(Generic[DB]):
 
     async def _in_transaction(self, session: Tx, who: Who, action: Action) -> Outcome:
         if action.verb is Verb.PICK:
-            return await record_pick(session, self.library, self.clock, who, action.post_id, action.arg)
+            return await record_pick(self.answer_stores, session, self.library, self.clock, who,
+                                     action.post_id, action.arg)
         if action.verb is Verb.SHOW:
-            return await show_answer(session, self.library, self.clock, who, action.post_id)
+            return await show_answer(self.answer_stores, session, self.library, self.clock, who, action.post_id)
         if action.verb is Verb.GRADE:
-            return await record_grade(session, self.library, self.clock, who, action.post_id, action.arg)
+            return await record_grade(self.answer_stores, session, self.library, self.clock, who,
+                                      action.post_id, action.arg)
         if action.verb is Verb.NEXT:
             msg = await quizzes.next_question(self.quiz_store, self.identities, session, self.library, self.clock, who, action.post_id)
             return Outcome(msg, action.post_id)
