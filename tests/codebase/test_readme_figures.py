@@ -22,6 +22,11 @@ def figure(pattern: str) -> int:
     return int(found.group(1).replace(",", ""))
 
 
+def test_the_readme_stays_a_front_door() -> None:
+    """At most 15 KB (issue 31): dated runs and long notes live in docs/."""
+    assert len(README.encode()) <= 15_000
+
+
 def test_bank_counts_in_the_readme_are_the_banks() -> None:
     library = load_library()
     mcqs = [q for q in library.questions if q.kind is Kind.MCQ]

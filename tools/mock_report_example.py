@@ -1,9 +1,9 @@
-"""The README's example of a /mock report, rendered by the core's own report code.
+"""The example /mock report in docs/mock.md, rendered by the core's own report code.
 
-    python -m tools.readme_mock_report      # rewrites the block between the README's markers
+    python -m tools.mock_report_example      # rewrites the block between the markers
 
-``tests/mock/test_mock_readme.py`` asserts the README holds exactly this rendering, so a change
-to the report's texts shows up as a failing test until the README is regenerated.
+``tests/mock/test_mock_report_example.py`` asserts docs/mock.md holds exactly this rendering, so
+a change to the report's texts shows up as a failing test until the example is regenerated.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 from bot.core.mock import interview
 from bot.core.mock import session as mock
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-START = "<!-- mock-report:start (python -m tools.readme_mock_report) -->"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "mock.md"
+START = "<!-- mock-report:start (python -m tools.mock_report_example) -->"
 END = "<!-- mock-report:end -->"
 
 R = mock.ItemResult
@@ -45,7 +45,7 @@ EXAMPLE = mock.Report(
 
 
 def markdown() -> str:
-    """The example report as README markdown: a blockquote, one line per line members read."""
+    """The example report as markdown: a blockquote, one line per line members read."""
     text = mock.report_message(EXAMPLE, "/review", "/quiz").plain()
     lines = [re.sub(r"^(\d+)\. ", r"\1\\. ", line) for line in text.splitlines()]  # no list
     return "\n".join(f"> {line}\\" if line else ">" for line in lines).rstrip("\\")
@@ -55,18 +55,18 @@ def block() -> str:
     return f"{START}\n{markdown()}\n{END}"
 
 
-def readme_block(readme: str) -> str | None:
-    """The README's current block (None: markers missing)."""
-    start, end = readme.find(START), readme.find(END)
-    return readme[start:end + len(END)] if 0 <= start < end else None
+def current_block(text: str) -> str | None:
+    """The document's current block (None: markers missing)."""
+    start, end = text.find(START), text.find(END)
+    return text[start:end + len(END)] if 0 <= start < end else None
 
 
 def main() -> None:
-    readme = README.read_text(encoding="utf-8")
-    current = readme_block(readme)
+    text = DOC.read_text(encoding="utf-8")
+    current = current_block(text)
     if current is None:
-        raise SystemExit(f"README.md has no {START} … {END} block")
-    README.write_text(readme.replace(current, block()), encoding="utf-8")
+        raise SystemExit(f"{DOC.name} has no {START} … {END} block")
+    DOC.write_text(text.replace(current, block()), encoding="utf-8")
 
 
 if __name__ == "__main__":
