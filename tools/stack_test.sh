@@ -136,9 +136,9 @@ grep -q '"isolation level: full' "$WORK/runner.log" \
     || { show_logs; die "the runner container does not give full isolation"; }
 log "runner isolation, as the image's entry point sets it up:"
 podman exec "$(container runner)" torchdrill-runner-entrypoint torchdrill runner isolation | sed 's/^/  /'
-log "one job: bot image's runner client -> Redis -> runner worker"
+log "a /run and a /submit: bot image's runner client -> Redis -> runner worker"
 podman exec -i "$(container bot)" python - < tools/stack/run_job.py | sed 's/^/  /' \
-    || { show_logs; die "the job did not come back done"; }
+    || { show_logs; die "a job did not come back done (or the reference was not judged solved)"; }
 log "containers:"
 podman ps -a --filter "label=io.podman.compose.project=$PROJECT" \
     --format '  {{.Names}} {{.Status}}' | sort
