@@ -9,6 +9,14 @@ Two levels, detected (never assumed):
 - `weak`: any of those missing. Jobs still get rlimits, a session of their own, a
   scrubbed environment and (as root) an unprivileged uid. Workers refuse this unless
   `allow_weak_isolation` is set. Threat model: runner/README.md.
+
+A missing cgroup `cpu` controller (no per-job CPU share) is a warning, not a step down to
+`weak`: the levels are about what a job can read, reach or keep, and fairness is about time.
+Without it a hostile job can make another member's concurrent job run slower, up to its
+wall-time limit, but not see or change it; the rate limit bounds how often; a host with one
+slot has no one to be unfair to; and refusing would take `/run` off every host whose parent
+cgroup delegates memory and pids but not cpu. So the report and the worker's start-up log say
+it in a `!` line instead, and runner/README.md states the condition.
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ class Isolation:
     features: tuple[str, ...] = field(default=())
     cgroup_version: int | None = None  # kernel memory + pids limits in force, or None
     seccomp: bool = False
+    warnings: tuple[str, ...] = field(default=())  # in force at any level, but weaker than it could be
 
     @property
     def per_job_scratch(self) -> bool:
@@ -62,6 +71,7 @@ class Isolation:
         lines += [f"  - {f}" for f in self.features]
         if self.problem:
             lines.append(f"  ! {self.problem}")
+        lines += [f"  ! {w}" for w in self.warnings]
         return "\n".join(lines)
 
 
@@ -228,9 +238,12 @@ def detect() -> Isolation:
                     "NO mount namespace: snippets can read world-readable files on this host",
                     user, *common]
     level = Level.FULL if bwrap and mechanism and no_seccomp is None and root else Level.WEAK
+    no_cpu_share = (mechanism.no_cpu_share if mechanism else
+                    f"{cgroups.NO_CPU_SHARE} (no cgroups); {cgroups.NO_CPU_SHARE_COST}")
     return Isolation(level, bwrap, root, "; ".join(problems) or None, tuple(features),
                      cgroup_version=mechanism.version if mechanism else None,
-                     seccomp=no_seccomp is None)
+                     seccomp=no_seccomp is None,
+                     warnings=(no_cpu_share,) if no_cpu_share else ())
 
 
 def require(allow_weak: bool, isolation: Isolation | None = None) -> Isolation:

@@ -21,6 +21,8 @@ def run_worker(settings: RunnerSettings) -> None:
 
     isolation = require(settings.allow_weak_isolation)
     log.info("%s", isolation.describe())
+    for warning in isolation.warnings:  # e.g. no per-job CPU share: said apart, at warning level
+        log.warning("%s", warning)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:

@@ -5,6 +5,7 @@ command and the exact text an operator reads."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from runner import cgroups, isolation, syscall_filter
 from runner.cgroups import Mechanism
 from runner.isolation import Isolation, Level, WeakIsolationError
+from runner.settings import RunnerSettings
 
 KEEP = "/opt/torchdrill/keep"
 ZYGOTE = str(isolation.ZYGOTE_SOURCE)
@@ -237,10 +239,13 @@ def test_the_sandbox_filter_is_a_readable_memfd(monkeypatch: pytest.MonkeyPatch)
 # ---- detect and require -----------------------------------------------------------------------
 
 
-V1 = Mechanism(1, Path("/m/w/torchdrill-probe"), Path("/p/w/torchdrill-probe"), True)
+V1 = Mechanism(1, Path("/m/w/torchdrill-probe"), Path("/p/w/torchdrill-probe"), True,
+               cpu=Path("/c/w/torchdrill-probe"))
 LIMITS_V1 = ("memory and processes: cgroup v1: memory.limit_in_bytes + memory.memsw under /m/w, "
-             "pids.max under /p/w (shmem, memfd, tmpfs pages and threads count); the kernel's "
-             "counters give the verdict")
+             "pids.max under /p/w, cpu.shares per job under /c/w (shmem, memfd, tmpfs pages and "
+             "threads count); the kernel's counters give the verdict")
+NO_CPU_COST = ("jobs running at once compete per process, so a job with many busy processes can "
+               "push another member's job past its wall-time limit")
 COMMON = ["rlimits: CPU time, open files, core dumps off (file size only without a per-job tmpfs); "
           "jobs are undumpable",
           "wall-time limit kills every process of the job",
@@ -328,8 +333,41 @@ def test_an_unprivileged_host_without_cgroups_or_seccomp(monkeypatch: pytest.Mon
         "not root: jobs share the template's uid and /tmp",
         (BWRAP, "per job: shared /tmp and /dev/shm, emptied after the job", "NO seccomp filter",
          "capabilities: none (user namespace)", "jobs run as the worker's own non-root uid 1000",
-         *NO_CGROUPS, *COMMON), cgroup_version=None, seccomp=False)
+         *NO_CGROUPS, *COMMON), cgroup_version=None, seccomp=False,
+        warnings=("no per-job CPU share: the cgroup cpu controller is not the worker's (no "
+                  f"cgroups); {NO_CPU_COST}",))
     assert calls[-1] == ("probe", "/usr/bin/bwrap", False, False)
+
+
+def test_a_full_host_without_the_cpu_controller_stays_full_and_says_fairness_is_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    top = Path("/sys/fs/cgroup/w/torchdrill-probe")
+    fake_host(monkeypatch, mechanism=Mechanism(2, top, top, True))
+    found = detect()
+    assert (found.level, found.problem) == (Level.FULL, None)
+    no_share = ("no per-job CPU share: the cgroup cpu controller is not the worker's (cgroup v2: "
+                f"/sys/fs/cgroup/w does not enable cpu for its children); {NO_CPU_COST}")
+    assert found.warnings == (no_share,)
+    assert found.describe().splitlines()[0] == "isolation level: full"
+    assert found.describe().splitlines()[-1] == f"  ! {no_share}"
+
+
+def test_the_worker_logs_a_missing_cpu_share_at_warning_level(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from runner import redis_queue, worker
+
+    class NoQueue:
+        def run(self) -> None:
+            pass
+
+    iso = Isolation(Level.FULL, "/usr/bin/bwrap", True, warnings=("no per-job CPU share: ...",))
+    monkeypatch.setattr(worker, "require", lambda allow_weak: iso)
+    monkeypatch.setattr(redis_queue, "build_worker", lambda settings: NoQueue())
+    with caplog.at_level(logging.INFO, logger="runner.worker"):
+        worker.run_worker(RunnerSettings())
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.INFO, "isolation level: full\n  ! no per-job CPU share: ..."),
+        (logging.WARNING, "no per-job CPU share: ...")]
 
 
 @pytest.mark.parametrize(("kwargs", "problem"), [
