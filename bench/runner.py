@@ -172,7 +172,7 @@ async def main() -> None:
     colds = {}
     if iso.bwrap:
         prefix = bwrap_command(iso.bwrap, root=iso.root, disk_mb=64,
-                               env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, gpu=False)
+                               env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, gpu=None)
         bare = report("floor: bwrap python -I -c pass", bwrap_floor(prefix, args.jobs))
         print(f"{'':<34} warm p50 is {warm_p50 / bare:.2f}x this floor")
         colds["cold python -c (same sandbox)"] = [cold(prefix) for _ in range(args.cold_jobs)]

@@ -1,6 +1,6 @@
 """`torchdrill runner worker`: serve the Redis queue with this host's slots.
 
-One slot per GPU (the zygote is pinned with CUDA_VISIBLE_DEVICES) plus `cpu_slots` CPU
+One slot per GPU (its sandbox holds only that GPU's device node) plus `cpu_slots` CPU
 slots. Refuses to start when the host's isolation is weak, unless explicitly allowed.
 """
 
