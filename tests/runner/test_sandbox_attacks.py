@@ -822,10 +822,13 @@ async def test_code_with_a_lone_surrogate_is_refused_with_a_reason(tmp_path: Pat
 COUNT_OTHERS = """
     import os, re
     pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
-    [memory] = [line for line in open("/proc/self/cgroup") if ":memory:" in line]
-    print(os.getpid() in (2, 3), pids, re.sub("[0-9a-f]{16}$", "<random>", memory.strip()))
+    lines = open("/proc/self/cgroup").read().splitlines()
+    # the job's own cgroup: the memory hierarchy's line on v1, the one unified line (0::) on v2
+    [mine] = [line for line in lines if ":memory:" in line] or [
+        line for line in lines if line.startswith("0::")]
+    print(os.getpid() in (2, 3), pids, re.sub("[0-9a-f]{16}$", "<random>", mine.strip()))
     print(open("/proc/1/cmdline").read().replace(chr(0), " "))
-    print(memory.strip())
+    print(mine.strip())
 """
 
 
