@@ -9,6 +9,8 @@ CPU fairness: where the `cpu` controller is ours too, each job also gets its own
 with the same weight, so two jobs running at once split the CPUs evenly however many
 processes either starts (24 busy processes on one slot cannot starve the other slot's job
 past its wall limit). The weight only matters under contention: a job alone uses every core.
+Where `cpu` is not ours, `Mechanism.no_cpu_share` says so, and the isolation report and the
+worker's start-up log repeat it (runner/isolation.py says why that warns instead of refusing).
 
 Layout: `<the worker's own cgroup>/torchdrill-<instance>/job-<random>`, so two runner
 instances on one host never count against each other, the worker stays inside whatever
