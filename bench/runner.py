@@ -9,6 +9,16 @@ run next to its floors: a bare fork+exit+wait of a process that has imported tor
 `python -c "import torch..."` per job (sandboxed and bare) with the ratio, and throughput
 with N parallel slots. Targets: warm p50 <= 60 ms and >= 30x faster than cold.
 
+Which floor is honest for a warm job: the fork floor. A warm job is a fork of a template that
+is already inside its sandbox (bubblewrap and the interpreter started once, with the slot), so
+the least it must do is fork a torch-laden process, let the child run and exit, and reap it;
+on top of that it pays, by design, its own PID, IPC and mount namespaces and tmpfs, its cgroup,
+seccomp filter and uid, and the worker's round trip (fds in, code, output and metadata out),
+none of which the floor includes, so the floor is a strict lower bound. The bwrap floor is what
+starting a fresh sandboxed interpreter costs: the floor of the per-job-sandbox design a warm
+job avoids, printed for scale, not a bound on a warm job. Issue 30's bar: warm p50 within 2x
+the fork floor; both ratios are printed in one block.
+
 Where CUDA and a GPU are found, the same for a GPU slot: a job forked from the warm template
 creates its own CUDA context (the template never initialises CUDA), so its floor is a fork of
 a torch process whose child initialises CUDA and exits; a cold `python -c` beside it.
@@ -127,6 +137,24 @@ async def gpu_section(gpu: int, jobs: int, cold_jobs: int) -> None:
     print(f"{'':<34} GPU slot p50 is {cold_p50 / warm_p50:.1f}x faster")
 
 
+def floor_lines(warm_p50: float, fork: float, bwrap: float | None) -> list[str]:
+    """Warm p50 against both floors measured in the same run, naming the honest one."""
+    lines = ["warm p50 against its floors (same run):",
+             f"  {'warm p50 (end-to-end)':<32} {warm_p50 * 1000:8.1f} ms",
+             f"  {'fork+exit+wait of torch':<32} {fork * 1000:8.1f} ms  warm p50 = "
+             f"{warm_p50 / fork:.2f}x  <- the honest floor: a warm job is at least a fork of a "
+             "template already in its sandbox, its exit and the wait"]
+    if bwrap is None:
+        lines.append(f"  {'bwrap python -I -c pass':<32} not measured (no bubblewrap here)")
+    else:
+        lines.append(f"  {'bwrap python -I -c pass':<32} {bwrap * 1000:8.1f} ms  warm p50 = "
+                     f"{warm_p50 / bwrap:.2f}x  (a fresh sandbox per job: the design a warm job "
+                     "avoids; for scale only)")
+    met = "met" if warm_p50 <= 2 * fork else "NOT met"
+    lines.append(f"  issue 30: warm p50 <= 2x the fork floor -> {met}")
+    return lines
+
+
 def bwrap_floor(prefix: list[str], n: int) -> list[float]:
     times = []
     for _ in range(n):
@@ -166,16 +194,16 @@ async def main() -> None:
     warm_p50 = report("warm pool (sandboxed, end-to-end)", warm)
     print(f"{'':<34} target: p50 <= 60 ms -> {'met' if warm_p50 <= 0.060 else 'NOT met'}")
     floor = fork_floor(args.jobs)
-    print(f"{'floor: fork+exit+wait (torch)':<34} p50={floor * 1000:8.1f} ms  "
-          f"warm p50 is {warm_p50 / floor:.1f}x this floor")
+    print(f"{'floor: fork+exit+wait (torch)':<34} p50={floor * 1000:8.1f} ms")
 
     colds = {}
+    bare = None
     if iso.bwrap:
         prefix = bwrap_command(iso.bwrap, root=iso.root, disk_mb=64,
-                               env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, gpu=False)
+                               env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, gpu=None)
         bare = report("floor: bwrap python -I -c pass", bwrap_floor(prefix, args.jobs))
-        print(f"{'':<34} warm p50 is {warm_p50 / bare:.2f}x this floor")
         colds["cold python -c (same sandbox)"] = [cold(prefix) for _ in range(args.cold_jobs)]
+    print("\n".join(floor_lines(warm_p50, floor, bare)))
     colds["cold python -c (no sandbox)"] = [cold([]) for _ in range(args.cold_jobs)]
     for label, values in colds.items():
         cold_p50 = report(label, values)

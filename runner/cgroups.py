@@ -9,6 +9,8 @@ CPU fairness: where the `cpu` controller is ours too, each job also gets its own
 with the same weight, so two jobs running at once split the CPUs evenly however many
 processes either starts (24 busy processes on one slot cannot starve the other slot's job
 past its wall limit). The weight only matters under contention: a job alone uses every core.
+Where `cpu` is not ours, `Mechanism.no_cpu_share` says so, and the isolation report and the
+worker's start-up log repeat it (runner/isolation.py says why that warns instead of refusing).
 
 Layout: `<the worker's own cgroup>/torchdrill-<instance>/job-<random>`, so two runner
 instances on one host never count against each other, the worker stays inside whatever
@@ -28,6 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
+NO_CPU_SHARE = "no per-job CPU share: the cgroup cpu controller is not the worker's"
+NO_CPU_SHARE_COST = ("jobs running at once compete per process, so a job with many busy "
+                     "processes can push another member's job past its wall-time limit")
 KILL_ROUNDS = 200  # SIGKILL sweeps before giving up on a job cgroup that keeps refilling
 
 
@@ -45,6 +50,16 @@ class Mechanism:
     def tops(self) -> set[Path]:
         """The instance directory in every hierarchy used."""
         return {self.memory, self.pids} | ({self.cpu} if self.cpu else set())
+
+    @property
+    def no_cpu_share(self) -> str | None:
+        """Why jobs get no CPU group of their own here (None when they do), in one line."""
+        if self.cpu is not None:
+            return None
+        where = (f"cgroup v2: {self.memory.parent} does not enable cpu for its children"
+                 if self.version == 2 else
+                 "cgroup v1: no writable cpu hierarchy (cpu.shares) for the worker")
+        return f"{NO_CPU_SHARE} ({where}); {NO_CPU_SHARE_COST}"
 
     def describe(self) -> str:
         if self.version == 2:

@@ -9,11 +9,18 @@ Two levels, detected (never assumed):
 - `weak`: any of those missing. Jobs still get rlimits, a session of their own, a
   scrubbed environment and (as root) an unprivileged uid. Workers refuse this unless
   `allow_weak_isolation` is set. Threat model: runner/README.md.
+
+A missing cgroup `cpu` controller (no per-job CPU share) is a warning, not a step down to
+`weak`: the levels are about what a job can read, reach or keep, and fairness is about time.
+Without it a hostile job can make another member's concurrent job run slower, up to its
+wall-time limit, but not see or change it; the rate limit bounds how often; a host with one
+slot has no one to be unfair to; and refusing would take `/run` off every host whose parent
+cgroup delegates memory and pids but not cpu. So the report and the worker's start-up log say
+it in a `!` line instead, and runner/README.md states the condition.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import subprocess
@@ -51,6 +58,7 @@ class Isolation:
     features: tuple[str, ...] = field(default=())
     cgroup_version: int | None = None  # kernel memory + pids limits in force, or None
     seccomp: bool = False
+    warnings: tuple[str, ...] = field(default=())  # in force at any level, but weaker than it could be
 
     @property
     def per_job_scratch(self) -> bool:
@@ -62,6 +70,7 @@ class Isolation:
         lines += [f"  - {f}" for f in self.features]
         if self.problem:
             lines.append(f"  ! {self.problem}")
+        lines += [f"  ! {w}" for w in self.warnings]
         return "\n".join(lines)
 
 
@@ -74,9 +83,20 @@ def python_roots() -> list[str]:
     return [r for r in keep if not any(r != o and r.startswith(o + "/") for o in keep)]
 
 
+GPU_SHARED_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                    "/dev/nvidia-modeset", "/dev/nvidia-caps")  # every GPU's job needs these
+
+
+def gpu_devices(minor: int) -> list[str]:
+    """The device nodes a GPU slot binds: its own GPU's `/dev/nvidia<minor>` and the shared
+    control nodes present here, never another GPU's node (as container runtimes assign GPUs:
+    the driver lists every GPU, a job opens only the one whose node it has)."""
+    return [dev for dev in (f"/dev/nvidia{minor}", *GPU_SHARED_NODES) if os.path.exists(dev)]
+
+
 def bwrap_command(bwrap: str, *, root: bool, disk_mb: int, env: dict[str, str],
-                  gpu: bool, seccomp_fd: int | None = None) -> list[str]:
-    """The bubblewrap invocation for one zygote."""
+                  gpu: int | None, seccomp_fd: int | None = None) -> list[str]:
+    """The bubblewrap invocation for one zygote; `gpu` is the device minor of a GPU slot's GPU."""
     cmd = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
            "--hostname", "sandbox", "--cap-drop", "ALL"]
@@ -119,10 +139,14 @@ def bwrap_command(bwrap: str, *, root: bool, disk_mb: int, env: dict[str, str],
         if root_dir.startswith("/tmp/"):  # each job's fresh /tmp binds it again from here
             cmd += ["--ro-bind", root_dir, f"{KEEP_SOURCE}/{i}"]
     cmd += ["--ro-bind", str(ZYGOTE_SOURCE), ZYGOTE_IN_SANDBOX]
-    if gpu:
-        for dev in sorted(glob.glob("/dev/nvidia*")):
+    if gpu is not None:
+        for dev in gpu_devices(gpu):
             cmd += ["--dev-bind", dev, dev]
-        cmd += ["--ro-bind", "/sys", "/sys"]
+        # CUDA and NVML read PCI, NUMA and CPU topology under /sys/bus, /sys/devices and
+        # /sys/module; /sys/fs (the host's cgroup tree with every job's cgroup, bpf, fuse,
+        # pstore) is covered by an empty read-only tmpfs
+        cmd += ["--ro-bind", "/sys", "/sys", "--perms", "0555", "--tmpfs", "/sys/fs",
+                "--remount-ro", "/sys/fs"]
     cmd += ["--clearenv"]
     for key, value in env.items():
         cmd += ["--setenv", key, value]
@@ -148,7 +172,7 @@ def _probe_bwrap(bwrap: str, root: bool, seccomp_ok: bool) -> str | None:
     """Start a real, tiny sandbox the way a slot starts one (the same bubblewrap arguments,
     interpreter, flags and environments, inside and out); None when it worked, else why not."""
     fd = seccomp_memfd() if seccomp_ok else None
-    probe = [*bwrap_command(bwrap, root=root, disk_mb=8, env=sandbox_env(), gpu=False,
+    probe = [*bwrap_command(bwrap, root=root, disk_mb=8, env=sandbox_env(), gpu=None,
                             seccomp_fd=fd), sandbox_python(), "-I", "-c", "import os"]
     try:
         done = subprocess.run(probe, capture_output=True, timeout=30, check=False, env=BWRAP_ENV,
@@ -228,9 +252,12 @@ def detect() -> Isolation:
                     "NO mount namespace: snippets can read world-readable files on this host",
                     user, *common]
     level = Level.FULL if bwrap and mechanism and no_seccomp is None and root else Level.WEAK
+    no_cpu_share = (mechanism.no_cpu_share if mechanism else
+                    f"{cgroups.NO_CPU_SHARE} (no cgroups); {cgroups.NO_CPU_SHARE_COST}")
     return Isolation(level, bwrap, root, "; ".join(problems) or None, tuple(features),
                      cgroup_version=mechanism.version if mechanism else None,
-                     seccomp=no_seccomp is None)
+                     seccomp=no_seccomp is None,
+                     warnings=(no_cpu_share,) if no_cpu_share else ())
 
 
 def require(allow_weak: bool, isolation: Isolation | None = None) -> Isolation:

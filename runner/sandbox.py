@@ -52,12 +52,24 @@ CONTROL_MAX = 65536
 
 @dataclass(frozen=True)
 class Gpu:
-    index: int
+    index: int  # nvidia-smi's
     name: str
+    uuid: str | None = None
+    minor: int | None = None  # of its /dev/nvidiaN; None: not known, taken to be the index
 
     @property
     def label(self) -> str:
         return f"cuda:{self.index} ({self.name})"
+
+    @property
+    def visible_devices(self) -> str:
+        """CUDA_VISIBLE_DEVICES for its slot: the UUID names this GPU however the driver
+        numbers the devices the sandbox can open (only this one, under bubblewrap)."""
+        return self.uuid or str(self.index)
+
+    @property
+    def device_minor(self) -> int:
+        return self.index if self.minor is None else self.minor
 
 
 @dataclass
@@ -187,7 +199,7 @@ class Slot:
 
     def _env(self, control_fd: int, bpf_fd: int | None) -> dict[str, str]:
         env = {**sandbox_env(),
-               "CUDA_VISIBLE_DEVICES": str(self.gpu.index) if self.gpu else "",
+               "CUDA_VISIBLE_DEVICES": self.gpu.visible_devices if self.gpu else "",
                "TORCHDRILL_WARM": "1" if self.warm else "0",
                "TORCHDRILL_CONTROL_FD": str(control_fd)}
         if bpf_fd is not None:
@@ -215,7 +227,8 @@ class Slot:
                 seccomp_fd = seccomp_memfd()
                 fds.append(seccomp_fd)
             cmd = [*bwrap_command(self.isolation.bwrap, root=self.isolation.root,
-                                  disk_mb=self.disk_mb, env=env, gpu=self.gpu is not None,
+                                  disk_mb=self.disk_mb, env=env,
+                                  gpu=self.gpu.device_minor if self.gpu else None,
                                   seccomp_fd=seccomp_fd), python, "-I", ZYGOTE_IN_SANDBOX]
             proc_env: dict[str, str] | None = BWRAP_ENV  # as the start-up probe runs it
         else:
@@ -338,7 +351,7 @@ class Slot:
         job_dir = self._job_dir()
         env = {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": job_dir, "TMPDIR": job_dir,
                "USER": "sandbox", "MALLOC_ARENA_MAX": "2", "MPLCONFIGDIR": job_dir,
-               "CUDA_VISIBLE_DEVICES": str(self.gpu.index) if self.gpu else ""}
+               "CUDA_VISIBLE_DEVICES": self.gpu.visible_devices if self.gpu else ""}
         mem = limits.memory_mb * 1024 * 1024
         fallback = self.cgroups is None
         return {"op": "fork", "job": self._seq, "uid": self.job_uid, "job_dir": job_dir,

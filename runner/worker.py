@@ -1,6 +1,6 @@
 """`torchdrill runner worker`: serve the Redis queue with this host's slots.
 
-One slot per GPU (the zygote is pinned with CUDA_VISIBLE_DEVICES) plus `cpu_slots` CPU
+One slot per GPU (its sandbox holds only that GPU's device node) plus `cpu_slots` CPU
 slots. Refuses to start when the host's isolation is weak, unless explicitly allowed.
 """
 
@@ -21,6 +21,8 @@ def run_worker(settings: RunnerSettings) -> None:
 
     isolation = require(settings.allow_weak_isolation)
     log.info("%s", isolation.describe())
+    for warning in isolation.warnings:  # e.g. no per-job CPU share: said apart, at warning level
+        log.warning("%s", warning)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:

@@ -56,7 +56,8 @@ def runner_isolation() -> None:
     from runner.isolation import Level, detect
 
     isolation = detect()
-    console.print(isolation.describe(), markup=False, highlight=False)
+    # soft_wrap: each feature, problem and warning stays one line (greppable, not cut at 80)
+    console.print(isolation.describe(), markup=False, highlight=False, soft_wrap=True)
     if isolation.level is Level.WEAK and not checked_runner_settings().allow_weak_isolation:
         console.print("workers will refuse to start here (RUNNER_ALLOW_WEAK_ISOLATION is off)",
                       markup=False)

@@ -46,8 +46,12 @@ def test_isolation_command_describes_this_host() -> None:
     if iso.level is Level.FULL:  # the mechanism in force is named, not just "full"
         assert f"cgroup v{iso.cgroup_version}" in done.stdout
         assert "seccomp (bwrap --seccomp" in done.stdout
+        # CPU fairness is said either way: a CPU group per job, or a warning that there is none
+        has_share = ", cpu.weight per job" in done.stdout or ", cpu.shares per job" in done.stdout
+        assert has_share != ("  ! no per-job CPU share: " in done.stdout)
     else:  # and a weak host says why
         assert "!" in done.stdout and iso.problem and iso.problem[:40] in done.stdout
+    assert all(f"  ! {warning}\n" in done.stdout for warning in iso.warnings)  # whole lines
 
 
 def test_no_kernel_memory_limits_means_weak_and_refused() -> None:

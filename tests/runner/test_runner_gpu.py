@@ -48,7 +48,7 @@ async def test_gpu_job_runs_on_the_pinned_gpu_and_reports_memory(pool: LocalPool
     gpu = detect_gpus()[0]
     result = await run(pool, Device.GPU)
     assert result.state is JobState.DONE, result.stderr
-    assert result.stdout.split() == ["True", str(gpu.index), "cuda"]
+    assert result.stdout.split() == ["True", gpu.visible_devices, "cuda"]  # its UUID (issue 30)
     assert result.device_used == f"cuda:{gpu.index} ({gpu.name})"
     assert result.device_note is None
     assert result.gpu_max_allocated_mb is not None and result.gpu_max_allocated_mb >= 4.0
@@ -61,6 +61,21 @@ async def test_auto_prefers_the_gpu_and_cpu_jobs_do_not_see_it(pool: LocalPool) 
     assert cpu.state is JobState.DONE, cpu.stderr
     assert cpu.stdout.split() == ["False", "cpu"]  # CUDA_VISIBLE_DEVICES is empty there
     assert cpu.device_used == "cpu" and cpu.gpu_max_allocated_mb is None
+
+
+WIDEN = """
+import os, torch
+os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(16))  # before CUDA starts
+print(torch.cuda.device_count(), torch.ones(1, device="cuda").device)
+"""
+
+
+@pytest.mark.skipif(detect().bwrap is None, reason="the device nodes are bound only under bubblewrap")
+async def test_a_gpu_job_that_widens_cuda_visible_devices_still_has_one_gpu(pool: LocalPool) -> None:
+    # the slot binds only its own /dev/nvidia<minor>: the environment cannot reach another GPU
+    result = await run(pool, Device.GPU, WIDEN)
+    assert result.state is JobState.DONE, result.stderr
+    assert result.stdout.split() == ["1", "cuda:0"]
 
 
 async def test_a_failing_gpu_job_leaves_the_gpu_slot_usable(pool: LocalPool) -> None:

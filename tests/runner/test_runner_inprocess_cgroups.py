@@ -125,6 +125,21 @@ def test_v2_is_used_where_memory_and_pids_are_delegated(root: Path, proc: Path) 
     assert (base / "cgroup.subtree_control").read_text() == "+memory +pids"
 
 
+NO_CPU_COST = ("jobs running at once compete per process, so a job with many busy processes can "
+               "push another member's job past its wall-time limit")
+
+
+def test_a_v2_host_without_the_cpu_controller_says_jobs_get_no_cpu_share(root: Path, proc: Path) -> None:
+    base = v2_host(root, proc, "memory pids")  # the parent delegates memory and pids, not cpu
+    found = cgroups.find("inst")
+    assert found.cpu is None
+    assert found.no_cpu_share == (
+        "no per-job CPU share: the cgroup cpu controller is not the worker's (cgroup v2: "
+        f"{base} does not enable cpu for its children); {NO_CPU_COST}")
+    (base / "cgroup.controllers").write_text("cpu memory pids")
+    assert cgroups.find("inst").no_cpu_share is None
+
+
 DELEGATE = ("the parent cgroup must delegate them (systemd: Delegate=yes; Docker: cgroup v2 with "
             "--cgroupns=private)")
 
@@ -278,9 +293,14 @@ def test_v1_adds_a_cpu_group_per_job_where_the_cpu_hierarchy_is_writable(root: P
     cpu = root / mount / "Xcpu"
     cpu.mkdir(parents=True)
     own(proc, "7:pids:/Xpids\n4:memory:/Xuser\n2:cpu,cpuacct:/Xcpu\n")
-    assert cgroups._v1("i") == Mechanism(1, mem / "torchdrill-i", pids / "torchdrill-i", False)
+    without = cgroups._v1("i")
+    assert without == Mechanism(1, mem / "torchdrill-i", pids / "torchdrill-i", False)
+    assert without.no_cpu_share == (
+        "no per-job CPU share: the cgroup cpu controller is not the worker's (cgroup v1: no "
+        f"writable cpu hierarchy (cpu.shares) for the worker); {NO_CPU_COST}")
     (cpu / "cpu.shares").write_text("1024")
     found = cgroups._v1("i")
+    assert found.no_cpu_share is None
     assert found == Mechanism(1, mem / "torchdrill-i", pids / "torchdrill-i", False,
                               cpu=cpu / "torchdrill-i")
     assert found.describe() == (f"cgroup v1: memory.limit_in_bytes (no swap accounting) under {mem}, "

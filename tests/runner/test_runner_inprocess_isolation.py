@@ -64,19 +64,22 @@ def test_python_roots_are_the_installs_outside_usr_without_nesting(
 
 @pytest.fixture
 def host(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A host with merged /bin and /lib, a real /sbin and /lib64, two of the /etc files, two
-    NVIDIA device nodes, and Python installed in /opt/py with a venv under /tmp."""
+    """A host with merged /bin and /lib, a real /sbin and /lib64, the /etc files, two GPUs
+    (/dev/nvidia0, /dev/nvidia1) with their shared nodes but no nvidia-modeset, and Python
+    installed in /opt/py with a venv under /tmp."""
     links = {"/bin": "usr/bin", "/lib": "usr/lib", "/libx32": "usr/libx32"}
     dirs = {"/sbin", "/lib64", "/lib32", "/bin", "/lib"}
     files = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-             "/etc/alternatives"}
+             "/etc/alternatives", *NVIDIA_NODES}
     monkeypatch.setattr(isolation.os.path, "islink", lambda p: p in links)
     monkeypatch.setattr(isolation.os, "readlink", lambda p: links[p])
     monkeypatch.setattr(isolation.os.path, "isdir", lambda p: p in dirs)
     monkeypatch.setattr(isolation.os.path, "exists", lambda p: p in files)
-    monkeypatch.setattr(isolation.glob, "glob", lambda pattern: (
-        ["/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm"] if pattern == "/dev/nvidia*" else []))
     monkeypatch.setattr(isolation, "python_roots", lambda: ["/opt/py", "/tmp/ci/venv"])
+
+
+NVIDIA_NODES = ("/dev/nvidia0", "/dev/nvidia1", "/dev/nvidiactl", "/dev/nvidia-uvm",
+                "/dev/nvidia-uvm-tools", "/dev/nvidia-caps")
 
 
 HEAD = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
@@ -106,24 +109,49 @@ FILESYSTEM = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
 
 def test_the_root_cpu_command_keeps_the_template_caps(host: None) -> None:
     cmd = isolation.bwrap_command("bwrap", root=True, disk_mb=64, env={"PATH": "/usr/bin", "A": "b"},
-                                  gpu=False, seccomp_fd=7)
+                                  gpu=None, seccomp_fd=7)
     assert cmd == [*HEAD, *CAPS, "--seccomp", "7", *FILESYSTEM, "--clearenv",
                    "--setenv", "PATH", "/usr/bin", "--setenv", "A", "b", "--chdir", "/tmp", "--"]
 
 
+SHARED_GPU_NODES = ["--dev-bind", "/dev/nvidiactl", "/dev/nvidiactl",
+                    "--dev-bind", "/dev/nvidia-uvm", "/dev/nvidia-uvm",
+                    "--dev-bind", "/dev/nvidia-uvm-tools", "/dev/nvidia-uvm-tools",
+                    "--dev-bind", "/dev/nvidia-caps", "/dev/nvidia-caps"]
+SYS_WITHOUT_CGROUPS = ["--ro-bind", "/sys", "/sys",
+                       "--perms", "0555", "--tmpfs", "/sys/fs", "--remount-ro", "/sys/fs"]
+
+
 def test_the_unprivileged_gpu_command_has_a_user_namespace_and_the_devices(host: None) -> None:
-    cmd = isolation.bwrap_command("bwrap", root=False, disk_mb=64, env={}, gpu=True)
+    cmd = isolation.bwrap_command("bwrap", root=False, disk_mb=64, env={}, gpu=0)
     assert cmd == [*HEAD, "--unshare-user", *FILESYSTEM,
-                   "--dev-bind", "/dev/nvidia-uvm", "/dev/nvidia-uvm",
-                   "--dev-bind", "/dev/nvidia0", "/dev/nvidia0",
-                   "--dev-bind", "/dev/nvidiactl", "/dev/nvidiactl",
-                   "--ro-bind", "/sys", "/sys", "--clearenv", "--chdir", "/tmp", "--"]
+                   "--dev-bind", "/dev/nvidia0", "/dev/nvidia0", *SHARED_GPU_NODES,
+                   *SYS_WITHOUT_CGROUPS, "--clearenv", "--chdir", "/tmp", "--"]
+
+
+@pytest.mark.parametrize(("minor", "other"), [(0, "/dev/nvidia1"), (1, "/dev/nvidia0")])
+def test_a_gpu_slot_binds_only_its_own_gpu_and_hides_the_cgroup_tree(host: None, minor: int,
+                                                                     other: str) -> None:
+    cmd = isolation.bwrap_command("bwrap", root=True, disk_mb=64, env={}, gpu=minor, seccomp_fd=3)
+    binds = [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--dev-bind"]
+    assert binds == [f"/dev/nvidia{minor}", "/dev/nvidiactl", "/dev/nvidia-uvm",
+                     "/dev/nvidia-uvm-tools", "/dev/nvidia-caps"]
+    assert other not in cmd and "/dev/nvidia-modeset" not in cmd  # absent on this host
+    # /sys/fs (and so /sys/fs/cgroup, every job's cgroup) is covered after /sys is bound
+    start = cmd.index("/sys") - 1
+    assert cmd[start:start + len(SYS_WITHOUT_CGROUPS)] == SYS_WITHOUT_CGROUPS
+    assert isolation.gpu_devices(minor) == binds
+
+
+def test_a_cpu_slot_binds_no_gpu_node_and_no_sys(host: None) -> None:
+    cmd = isolation.bwrap_command("bwrap", root=True, disk_mb=64, env={}, gpu=None)
+    assert not [arg for arg in cmd if arg.startswith(("/dev/nvidia", "/sys"))]
 
 
 def test_every_parent_of_a_deep_install_is_made_passable_once(
         host: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(isolation, "python_roots", lambda: ["/srv/a/b/py", "/srv/a/c"])
-    cmd = isolation.bwrap_command("bwrap", root=True, disk_mb=8, env={}, gpu=False, seccomp_fd=0)
+    cmd = isolation.bwrap_command("bwrap", root=True, disk_mb=8, env={}, gpu=None, seccomp_fd=0)
     assert cmd[cmd.index("--seccomp") + 1] == "0"
     start = cmd.index("/dev/shm") + 1
     assert cmd[start:cmd.index("--clearenv")] == [
@@ -135,7 +163,7 @@ def test_every_parent_of_a_deep_install_is_made_passable_once(
 
 
 def test_the_real_command_binds_this_python() -> None:
-    cmd = isolation.bwrap_command("/usr/bin/bwrap", root=False, disk_mb=1, env={}, gpu=False)
+    cmd = isolation.bwrap_command("/usr/bin/bwrap", root=False, disk_mb=1, env={}, gpu=None)
     for root in isolation.python_roots():
         assert cmd[cmd.index(root) - 1:cmd.index(root) + 2] == ["--ro-bind", root, root]
     assert cmd[-3:] == ["--chdir", "/tmp", "--"] and cmd[0] == "/usr/bin/bwrap"
@@ -237,10 +265,13 @@ def test_the_sandbox_filter_is_a_readable_memfd(monkeypatch: pytest.MonkeyPatch)
 # ---- detect and require -----------------------------------------------------------------------
 
 
-V1 = Mechanism(1, Path("/m/w/torchdrill-probe"), Path("/p/w/torchdrill-probe"), True)
+V1 = Mechanism(1, Path("/m/w/torchdrill-probe"), Path("/p/w/torchdrill-probe"), True,
+               cpu=Path("/c/w/torchdrill-probe"))
 LIMITS_V1 = ("memory and processes: cgroup v1: memory.limit_in_bytes + memory.memsw under /m/w, "
-             "pids.max under /p/w (shmem, memfd, tmpfs pages and threads count); the kernel's "
-             "counters give the verdict")
+             "pids.max under /p/w, cpu.shares per job under /c/w (shmem, memfd, tmpfs pages and "
+             "threads count); the kernel's counters give the verdict")
+NO_CPU_COST = ("jobs running at once compete per process, so a job with many busy processes can "
+               "push another member's job past its wall-time limit")
 COMMON = ["rlimits: CPU time, open files, core dumps off (file size only without a per-job tmpfs); "
           "jobs are undumpable",
           "wall-time limit kills every process of the job",
@@ -328,8 +359,24 @@ def test_an_unprivileged_host_without_cgroups_or_seccomp(monkeypatch: pytest.Mon
         "not root: jobs share the template's uid and /tmp",
         (BWRAP, "per job: shared /tmp and /dev/shm, emptied after the job", "NO seccomp filter",
          "capabilities: none (user namespace)", "jobs run as the worker's own non-root uid 1000",
-         *NO_CGROUPS, *COMMON), cgroup_version=None, seccomp=False)
+         *NO_CGROUPS, *COMMON), cgroup_version=None, seccomp=False,
+        warnings=("no per-job CPU share: the cgroup cpu controller is not the worker's (no "
+                  f"cgroups); {NO_CPU_COST}",))
     assert calls[-1] == ("probe", "/usr/bin/bwrap", False, False)
+
+
+def test_a_full_host_without_the_cpu_controller_stays_full_and_says_fairness_is_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    top = Path("/sys/fs/cgroup/w/torchdrill-probe")
+    fake_host(monkeypatch, mechanism=Mechanism(2, top, top, True))
+    found = detect()
+    assert (found.level, found.problem) == (Level.FULL, None)
+    no_share = ("no per-job CPU share: the cgroup cpu controller is not the worker's (cgroup v2: "
+                f"/sys/fs/cgroup/w does not enable cpu for its children); {NO_CPU_COST}")
+    assert found.warnings == (no_share,)
+    assert found.describe().splitlines()[0] == "isolation level: full"
+    assert found.describe().splitlines()[-1] == f"  ! {no_share}"
+
 
 
 @pytest.mark.parametrize(("kwargs", "problem"), [

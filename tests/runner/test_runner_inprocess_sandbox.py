@@ -822,7 +822,8 @@ async def test_a_full_slot_starts_the_zygote_in_bubblewrap_with_both_filters(
     assert kwargs["env"] == {}
     assert cmd[:1] == ("/usr/bin/bwrap",) and cmd[-3:] == (sys.executable, "-I", ZYGOTE_IN_SANDBOX)
     assert cmd[cmd.index("--seccomp") + 1] == str(seccomp)
-    assert cmd[cmd.index("--clearenv") - 3:cmd.index("--clearenv")] == ("--ro-bind", "/sys", "/sys")
+    assert cmd[cmd.index("--clearenv") - 9:cmd.index("--clearenv")] == (
+        "--ro-bind", "/sys", "/sys", "--perms", "0555", "--tmpfs", "/sys/fs", "--remount-ro", "/sys/fs")
     assert cmd[cmd.index("--size") + 1] == str(8 * 1024 * 1024)
     assert "--cap-add" in cmd
     setenv = cmd[cmd.index("--clearenv") + 1:cmd.index("--chdir")]

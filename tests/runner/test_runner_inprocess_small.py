@@ -42,19 +42,41 @@ def fake_smi(monkeypatch: pytest.MonkeyPatch, smi: Smi, path: str | None = "/usr
     monkeypatch.setattr(gpus.subprocess, "run", smi)
 
 
-SMI_OUT = "0, NVIDIA H200\n1, NVIDIA A100-SXM4-80GB \nNo devices were found\n\n 2 ,Tesla T4, PCIe\n"
+SMI_OUT = ("0, GPU-aa, 00000000:3B:00.0, NVIDIA H200\n1, GPU-bb, 00000000:86:00.0, NVIDIA A100-SXM4-80GB \n"
+           "No devices were found\n\n 2 ,GPU-cc,00000000:AF:00.0,Tesla T4, PCIe\n")
+H200 = Gpu(0, "NVIDIA H200", uuid="GPU-aa", minor=4)
+T4 = Gpu(2, "Tesla T4, PCIe", uuid="GPU-cc", minor=None)  # the driver's file says no minor
 
 
-def test_gpus_are_read_from_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def driver_gpus(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/proc/driver/nvidia/gpus: the H200's minor is 4 (not its index), the A100's 1."""
+    for bus, info in (("0000:3b:00.0", "Model: \t NVIDIA H200\nDevice Minor: \t 4\n"),
+                      ("0000:86:00.0", "Device Minor: 1\n"), ("0000:af:00.0", "Device Minor: ?\n")):
+        (tmp_path / bus).mkdir()
+        (tmp_path / bus / "information").write_text(info)
+    monkeypatch.setattr(gpus, "DRIVER_GPUS", tmp_path)
+
+
+def test_gpus_are_read_from_nvidia_smi(monkeypatch: pytest.MonkeyPatch, driver_gpus: None) -> None:
     smi = Smi(SMI_OUT)
     fake_smi(monkeypatch, smi)
-    assert gpus.detect_gpus() == [Gpu(0, "NVIDIA H200"), Gpu(1, "NVIDIA A100-SXM4-80GB"),
-                                  Gpu(2, "Tesla T4, PCIe")]
-    assert smi.calls == [(["/usr/bin/nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"],
+    assert gpus.detect_gpus() == [H200, Gpu(1, "NVIDIA A100-SXM4-80GB", uuid="GPU-bb", minor=1), T4]
+    assert smi.calls == [(["/usr/bin/nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,name",
+                           "--format=csv,noheader"],
                           {"capture_output": True, "text": True, "timeout": 20, "check": False})]
-    assert gpus.detect_gpus([2, 0]) == [Gpu(0, "NVIDIA H200"), Gpu(2, "Tesla T4, PCIe")]
+    assert gpus.detect_gpus([2, 0]) == [H200, T4]
     assert gpus.detect_gpus([]) == []
     assert Gpu(1, "NVIDIA A100").label == "cuda:1 (NVIDIA A100)"
+    assert gpus.device_minor("00000000:00:01.0") is None  # no such GPU in the driver's list
+
+
+def test_a_gpu_is_chosen_by_uuid_and_its_own_device_minor() -> None:
+    # the slot binds /dev/nvidia<minor> only, so the job's CUDA sees that one device; its UUID
+    # names it whatever number the driver gives it there
+    assert (H200.visible_devices, H200.device_minor) == ("GPU-aa", 4)
+    assert (T4.visible_devices, T4.device_minor) == ("GPU-cc", 2)
+    assert (Gpu(3, "A100").visible_devices, Gpu(3, "A100").device_minor) == ("3", 3)
 
 
 @pytest.mark.parametrize("make", [
@@ -96,14 +118,14 @@ class FakeWorker:
 
 
 def fake_worker_parts(monkeypatch: pytest.MonkeyPatch, fake: FakeWorker,
-                      calls: list[Any]) -> None:
+                      calls: list[Any], found: Isolation = WEAK) -> None:
     import runner.redis_queue
 
     def require(allow_weak: bool) -> Isolation:
         calls.append(("require", allow_weak))
-        if not allow_weak:
+        if not allow_weak and found.level is Level.WEAK:
             raise WeakIsolationError("weak")
-        return WEAK
+        return found
 
     def build(config: RunnerSettings) -> FakeWorker:
         calls.append(("build", config))
@@ -131,6 +153,18 @@ def test_the_worker_logs_its_isolation_and_runs_on_a_loop_it_closes(
     assert [r.getMessage() for r in caplog.records if r.name == "runner.worker"] == [
         "isolation level: weak\n  - feature one\n  ! bubblewrap not found"]
     assert fake.loop is not None and fake.loop.is_closed()
+
+
+def test_the_worker_warns_at_start_when_jobs_get_no_cpu_share(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, restore_loop: None) -> None:
+    no_share = "no per-job CPU share: the cgroup cpu controller is not the worker's (...)"
+    full = Isolation(Level.FULL, "/usr/bin/bwrap", True, None, ("feature one",), warnings=(no_share,))
+    fake_worker_parts(monkeypatch, FakeWorker(), [], full)
+    with caplog.at_level(logging.INFO, logger="runner.worker"):
+        worker.run_worker(RunnerSettings(_env_file=None))  # type: ignore[call-arg]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "runner.worker"] == [
+        (logging.INFO, f"isolation level: full\n  - feature one\n  ! {no_share}"),
+        (logging.WARNING, no_share)]
 
 
 def test_the_worker_refuses_weak_isolation_before_building(monkeypatch: pytest.MonkeyPatch,

@@ -7,6 +7,7 @@ normal job on the slot it just attacked.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import sys
@@ -17,10 +18,12 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from runner import isolation
 from runner.embedded import EmbeddedRunner
 from runner.isolation import Level, detect
 from runner.jobs import Device, JobRejected, JobRequest, JobResult, JobState, Limits
 from runner.pool import LocalPool
+from runner.sandbox import Gpu
 from runner.settings import RunnerSettings
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.not_for_mutation]
@@ -819,10 +822,13 @@ async def test_code_with_a_lone_surrogate_is_refused_with_a_reason(tmp_path: Pat
 COUNT_OTHERS = """
     import os, re
     pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
-    [memory] = [line for line in open("/proc/self/cgroup") if ":memory:" in line]
-    print(os.getpid() in (2, 3), pids, re.sub("[0-9a-f]{16}$", "<random>", memory.strip()))
+    lines = open("/proc/self/cgroup").read().splitlines()
+    # the job's own cgroup: the memory hierarchy's line on v1, the one unified line (0::) on v2
+    [mine] = [line for line in lines if ":memory:" in line] or [
+        line for line in lines if line.startswith("0::")]
+    print(os.getpid() in (2, 3), pids, re.sub("[0-9a-f]{16}$", "<random>", mine.strip()))
     print(open("/proc/1/cmdline").read().replace(chr(0), " "))
-    print(memory.strip())
+    print(mine.strip())
 """
 
 
@@ -873,3 +879,35 @@ async def test_orphans_are_reaped_inside_the_jobs_namespace(pool: LocalPool) -> 
         print("left", states)
     """)
     assert (result.state, result.stdout) == (JobState.DONE, "left []\n"), result
+
+
+LOOK_FROM_A_GPU_SLOT = """
+    import glob, os
+    print(sorted(os.listdir("/sys/fs")), os.path.exists("/sys/fs/cgroup"))
+    print(bool(os.listdir("/sys/bus/pci/devices")), os.path.isdir("/sys/devices/system/cpu"))
+    print(sorted(glob.glob("/dev/nvidia*")))
+"""
+
+
+@needs_namespaces
+async def test_a_gpu_slot_shows_no_cgroup_tree_and_no_other_gpus_node(tmp_path: Path) -> None:
+    # a GPU slot on a host without one: the same bubblewrap command a real GPU slot gets (its
+    # own /dev/nvidia<minor> and the shared nodes, where they exist; /sys with /sys/fs covered)
+    conf = RunnerSettings(cpu_slots=0, gpus=[0], disk_mb=32, allow_weak_isolation=not FULL)
+    gpu_pool = LocalPool(conf, gpus=[Gpu(0, "no such GPU", uuid="GPU-none", minor=7)])
+    await gpu_pool.start()
+    try:
+        picked = gpu_pool.claim(Device.GPU)
+        assert picked is not None
+        request = JobRequest(code=textwrap.dedent(LOOK_FROM_A_GPU_SLOT), requester="t:attacker",
+                             reply_to={})
+        result = await gpu_pool.execute("look", request, *picked, LIMITS)
+    finally:
+        await gpu_pool.close()
+    assert result.state is JobState.DONE, result
+    shown = result.stdout.splitlines()
+    # the host's cgroup tree (every job's cgroup) is gone; the PCI and CPU topology CUDA reads stay
+    assert shown[:2] == ["[] False", "True True"], result
+    # of the GPU nodes, only its own (absent here) and the shared control nodes of this host
+    allowed = {"/dev/nvidia7", *isolation.GPU_SHARED_NODES}
+    assert set(ast.literal_eval(shown[2])) <= allowed, result
