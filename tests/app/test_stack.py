@@ -174,8 +174,24 @@ def run_service(service: stack.Service, env: dict[str, str], workdir: Path) -> s
         for path in (cwd, cwd / "data"):
             os.chown(path, service.uid, service.uid)
     argv = service.setpriv_prefix() + service.host_argv(TORCHDRILL, PYTHON)
-    return stack.start(service.name, argv, as_image(service, env, workdir), cwd=cwd,
-                       uid=service.uid, log_dir=workdir)
+    return start_as(service, service.name, argv, as_image(service, env, workdir), cwd, workdir)
+
+
+def start_as(service: stack.Service, name: str, argv: list[str], env: dict[str, str], cwd: Path,
+             workdir: Path) -> stack.Process:
+    """Started as the image's user, or not at all (CI fails, a developer's run skips)."""
+    try:
+        process = stack.start(name, argv, env, cwd=cwd, uid=service.uid, log_dir=workdir)
+    except stack.CannotRunAs as exc:
+        require(False, f"{name} cannot run as its image's uid {service.uid}: {exc}")
+        raise  # not reached: require failed or skipped
+    return process
+
+
+def uid_of(process: stack.Process) -> int:
+    """The real uid the process runs as now (after its setpriv)."""
+    status = Path(f"/proc/{process.popen.pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
 
 
 async def wait_ready(process: stack.Process, url: str) -> dict:
@@ -251,12 +267,13 @@ async def test_serve_without_a_token_in_a_container_answers_readyz(workdir: Path
     if os.geteuid() == 0:
         for path in (db_file.parent.parent, db_file.parent, db_file):
             os.chown(path, service.uid, service.uid)
-    bot = stack.start("serve", [str(TORCHDRILL), "serve"], as_image(service, env, workdir),
-                      cwd=workdir / "bot", uid=service.uid, log_dir=workdir)
+    bot = start_as(service, "serve", [str(TORCHDRILL), "serve"], as_image(service, env, workdir),
+                   workdir / "bot", workdir)
     try:
         ready = await wait_ready(bot, f"http://127.0.0.1:{port}/readyz")
         assert ready["status"] == "ok"
         assert {"database", "schema"} <= set(ready["checks"])
+        assert uid_of(bot) == service.uid
     finally:
         code = bot.stop()
     assert code == 0, bot.output()
@@ -299,6 +316,7 @@ async def test_the_compose_stack_serves_members_on_discord_and_slack(
         ready = await wait_ready(bot, f"http://127.0.0.1:{port}/readyz")
         assert ready["status"] == "ok"
         assert {"database", "schema", "redis"} <= set(ready["checks"])
+        assert (uid_of(bot), uid_of(worker)) == (bot_service.uid, runner.uid)
         await discord.connected(timeout=START_S)
         await discord.wait_until(lambda: discord.identifies, timeout=START_S)
 
