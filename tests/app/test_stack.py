@@ -1,8 +1,9 @@
 """What compose runs, run here: migrate, the bot and the runner worker as the processes their
 containers start (entry points, commands, environment, users and installed distributions read
 from docker/, see tests/support/stack.py), on a fresh PostgreSQL database and Redis, with the bot
-pointed at the fake Discord and the fake Slack. Members post, click, see the reveal, /run and
-/submit; /readyz answers for the operator.
+pointed at the fake Discord and the fake Slack. On each platform members post, click, see the
+reveal, /run and /submit (judged on the worker: the bot has no torch), reading what members
+read; /readyz answers for the operator. One stack serves it all: its start is most of the time.
 
 `make stack-test` builds the real images and runs compose itself (tools/stack_test.sh).
 """
@@ -322,11 +323,12 @@ async def test_the_compose_stack_serves_members_on_discord_and_slack(
 
         on_discord = await daily_and_click_on_discord(discord, db)
         on_slack = await daily_and_click_on_slack(slack, db)
-        await reveal_both(db, discord, on_discord, slack, on_slack)
+        await close_both(db, on_discord, on_slack)  # the scheduler reveals them meanwhile
         await run_on_discord(discord, worker)
         await run_on_slack(slack, worker)
         await submit_on_discord(discord, bot)
         await submit_on_slack(slack, bot)
+        await revealed_both(discord, on_discord, slack, on_slack)
     finally:
         for process in reversed(processes):
             process.stop()
@@ -349,17 +351,19 @@ async def daily_and_click_on_discord(fake: FakeDiscord, db: Database) -> dict:
     return question
 
 
-async def reveal_both(db: Database, discord: FakeDiscord, on_discord: dict, slack: FakeSlack,
-                      on_slack: dict) -> None:
-    """The reveal time comes for both posts (moved, not waited for); one scheduler tick reveals
-    them: results replace the question (the answers' buttons gone), the explanation in its
-    thread, on each platform."""
+async def close_both(db: Database, on_discord: dict, on_slack: dict) -> None:
+    """The reveal time comes for both posts: moved, not waited for."""
     posts = [post_id_of(on_discord), int(slack_buttons_of(on_slack)[0]["action_id"].split(":")[2])]
     async with db.write() as session:
         moved = await session.execute(update(Post).where(Post.id.in_(posts))
                                       .values(closes_at=datetime.now(UTC) - timedelta(seconds=1)))
         assert moved.rowcount == 2  # type: ignore[attr-defined]  # a CursorResult
 
+
+async def revealed_both(discord: FakeDiscord, on_discord: dict, slack: FakeSlack,
+                        on_slack: dict) -> None:
+    """A scheduler tick (every 30 s) revealed both posts: results replace the question (the
+    answers' buttons gone), the explanation in its thread, on each platform."""
     revealed = await discord.wait_until(
         lambda: (m := discord.messages[int(on_discord["id"])])
         and [b["label"] for b in buttons_of(m)] == ["🚩 Report"] and m,
