@@ -252,6 +252,21 @@ def test_the_bot_image_has_no_torch_and_the_runner_image_has_it() -> None:
     assert "torch" not in stack.modules_outside(stack.Service.read("runner").image.extras)
 
 
+def test_a_process_that_cannot_run_as_its_images_user_is_not_started_at_all(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never as root instead: a checkout other users cannot read is a reason, not a fallback."""
+    checkout = workdir / "checkout"
+    for package in ("bot", "runner"):
+        (checkout / package).mkdir(parents=True)
+        (checkout / package / "__init__.py").touch()
+    (checkout / "bot").chmod(0o700)
+    monkeypatch.setattr(stack, "ROOT", checkout)
+    with pytest.raises(stack.CannotRunAs, match="uid 10001"):
+        stack.start("bot", ["true"], {}, cwd=workdir, uid=10001, log_dir=workdir)
+    assert not (workdir / "bot.log").exists()  # nothing was started
+
+
 # ---------------------------------------------------------------- serve without a token
 
 

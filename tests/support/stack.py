@@ -299,6 +299,10 @@ def start(name: str, argv: list[str], env: Mapping[str, str], *, cwd: Path, uid:
     return Process(name, popen, log)
 
 
+# an unreadable package directory would import as an empty namespace package: ask for the files
+READABLE = "import bot, runner; assert bot.__file__ and runner.__file__, 'bot or runner not readable'"
+
+
 def as_user(uid: int, stage: Path) -> list[str]:
     """The argv prefix that runs a command as `uid` with this interpreter, checked by running it.
 
@@ -331,7 +335,7 @@ def as_user(uid: int, stage: Path) -> list[str]:
         script.append('exec "$@"')
         prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
                   "\n".join(script), "sh", *prefix]
-    check = subprocess.run([*prefix, sys.executable, "-c", "import bot, runner"], cwd="/",
+    check = subprocess.run([*prefix, sys.executable, "-c", READABLE], cwd="/",
                            env={"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")},
                            capture_output=True, text=True, timeout=60, check=False)
     if check.returncode != 0:
