@@ -734,7 +734,12 @@ class SlackSender:
 
     async def submit_view(self, view: dict[str, Any], values: dict[str, dict[str, Any]],
                           user: User) -> tuple[int, str]:
-        """Text values become plain_text_input state; a dict value is given as Slack sends it
+        return await self.interact(self.view_payload(view, values, user))
+
+    def view_payload(self, view: dict[str, Any], values: dict[str, dict[str, Any]],
+                     user: User) -> dict[str, Any]:
+        """A modal's view_submission (as HTTP POSTs it, or FakeSlack.push over Socket Mode).
+        Text values become plain_text_input state; a dict value is given as Slack sends it
         (e.g. ``{"type": "file_input", "files": [...]}``). Like Slack's client, it refuses what a
         member could not submit: text over an input's max_length, a pick that is not one of a
         static_select's options, a required input left empty."""
@@ -756,10 +761,9 @@ class SlackSender:
                          else {"type": "plain_text_input", "value": value}
                          for action, value in actions.items()}
                  for block, actions in values.items()}
-        payload = self._base("view_submission", user) | {
+        return self._base("view_submission", user) | {
             "view": {**view, "id": view.get("id", "V0"), "state": {"values": state}},
         }
-        return await self.interact(payload)
 
     async def open_home(self, user: User) -> tuple[int, str]:
         """The member opens the app's Home tab (the ``app_home_opened`` event)."""

@@ -12,6 +12,16 @@ What stays a host stand-in: PostgreSQL and Redis are the local servers (a fresh 
 queue key prefix of its own), hosts `postgres`/`redis` become 127.0.0.1, and the runner's
 container-only step (its cgroup namespace, docker/runner-entrypoint.sh) is left out: on this
 host the worker's cgroup is already the one the hierarchy shows.
+
+Users: a process runs as its image's uid (the bot's 10001) or is not started: `start` raises
+CannotRunAs, which the test turns into a failure under TORCHDRILL_REQUIRE_SERVICES=1 (CI) and
+a skip elsewhere; it never falls back to root. That needs root, and an interpreter uid 10001
+can execute. On this machine, and so in CI (a fresh clone, its .venv inside, run as root), the
+venv's python links to pyenv's under /root, which is 0700: rather than change the host
+(chmod /root) or copy the interpreter, the process gets a mount namespace of its own in which
+a 0711 tmpfs covers each such closed directory, with only the entries on the interpreter's
+and the checkout's way bound back. Directories of the venv or checkout themselves closed to
+others are not opened: the start fails with that reason.
 """
 
 from __future__ import annotations
@@ -272,28 +282,83 @@ class Process:
         return self.popen.returncode
 
 
+class CannotRunAs(RuntimeError):
+    """The process cannot be started as the image's user here; the message says why, in a line."""
+
+
 def start(name: str, argv: list[str], env: Mapping[str, str], *, cwd: Path, uid: int,
           log_dir: Path) -> Process:
-    """Start `argv` as user `uid` (when we can switch to it) with exactly `env`."""
+    """Start `argv` as user `uid` with exactly `env`; raises CannotRunAs rather than start it
+    as anyone else."""
+    argv = [*as_user(uid, log_dir / f"{name}-mounts"), *argv]
     log = log_dir / f"{name}.log"
     handle = log.open("wb")
-    if os.geteuid() == 0 and uid != 0 and reachable_by_others(Path(sys.executable), ROOT):
-        # setpriv, like the container runtime: uid, gid, no supplementary groups
-        argv = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", *argv]
     popen = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdout=handle, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, start_new_session=True)
     handle.close()
     return Process(name, popen, log)
 
 
-def reachable_by_others(*paths: Path) -> bool:
-    """Whether another uid can reach these (the interpreter may live under a 0700 /root)."""
+# an unreadable package directory would import as an empty namespace package: ask for the files
+READABLE = "import bot, runner; assert bot.__file__ and runner.__file__, 'bot or runner not readable'"
+
+
+def as_user(uid: int, stage: Path) -> list[str]:
+    """The argv prefix that runs a command as `uid` with this interpreter, checked by running it.
+
+    setpriv switches uid, gid and groups as the container runtime does. Where this interpreter
+    lies behind a directory other users cannot enter (pyenv under a 0700 /root, CI's layout as
+    this machine's), that directory is masked in a mount namespace of the process's own: a
+    0711 tmpfs over it with only the entries on the interpreter's way bound back (`stage`
+    holds them meanwhile). Nothing on the host changes; the process sees no more of that
+    directory than its image's user would."""
+    if uid == os.geteuid():
+        return []
+    if os.geteuid() != 0:
+        raise CannotRunAs(f"uid {uid} needs root to switch to (this is uid {os.geteuid()})")
+    prefix = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups"]
+    masks = closed_directories(interpreter_paths())
+    if masks:
+        entries = [directory / entry for directory, names in masks.items() for entry in names]
+        held = [(stage / str(n), original) for n, original in enumerate(entries)]
+        script = ["set -e"]
+        for spare, original in held:
+            spare.mkdir(parents=True, exist_ok=True)
+            script.append(f"mount --bind {shlex.quote(str(original))} {shlex.quote(str(spare))}")
+        for directory in masks:  # outer first
+            script.append(f"mount -t tmpfs -o mode=0711 tmpfs {shlex.quote(str(directory))}")
+            for spare, original in held:
+                if original.parent == directory:
+                    make = "mkdir" if original.is_dir() else "touch"
+                    script += [f"{make} {shlex.quote(str(original))}",
+                               f"mount --bind {shlex.quote(str(spare))} {shlex.quote(str(original))}"]
+        script.append('exec "$@"')
+        prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                  "\n".join(script), "sh", *prefix]
+    check = subprocess.run([*prefix, sys.executable, "-c", READABLE], cwd="/",
+                           env={"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")},
+                           capture_output=True, text=True, timeout=60, check=False)
+    if check.returncode != 0:
+        last = (check.stderr.strip().splitlines() or ["no output"])[-1]
+        raise CannotRunAs(f"{sys.executable} cannot run as uid {uid} ({last}): "
+                          "a directory on its way is closed to other users")
+    return prefix
+
+
+def interpreter_paths() -> list[Path]:
+    """What a process of this interpreter reads: the venv, the base installation, the checkout."""
+    return [Path(sys.executable).resolve(), Path(sys.prefix), Path(sys.base_prefix), ROOT]
+
+
+def closed_directories(paths: Iterable[Path]) -> dict[Path, list[str]]:
+    """Directories other users cannot enter -> their entries on the way to `paths`, outer first."""
+    closed: dict[Path, set[str]] = {}
     for path in paths:
         real = path.resolve()
-        for directory in [*reversed(real.parents), real] if real.is_dir() else reversed(real.parents):
+        for directory in reversed(real.parents):
             if not directory.stat().st_mode & 0o001:
-                return False
-    return True
+                closed.setdefault(directory, set()).add(real.relative_to(directory).parts[0])
+    return {d: sorted(closed[d]) for d in sorted(closed, key=lambda d: len(d.parts))}
 
 
 def host_base_env() -> dict[str, str]:
