@@ -17,6 +17,10 @@ def check_code_size(code: str, max_bytes: int) -> None:
     except UnicodeEncodeError as exc:  # a lone surrogate: no byte sequence can carry it
         raise JobRejected(f"code rejected: character {exc.start + 1} is not valid text (a lone "
                           "surrogate); paste the snippet again as plain text") from None
+    null = code.find("\x00")  # Python would refuse it too, with an error that names no place
+    if null >= 0:
+        raise JobRejected(f"code rejected: character {null + 1} is a null byte, which Python "
+                          "code cannot hold; paste the snippet again as plain text")
     if size > max_bytes:
         raise JobRejected(f"code too large: {size:,} bytes (the limit is {max_bytes:,} bytes); "
                           "trim it or split it into smaller snippets")

@@ -116,13 +116,19 @@ def mount(source: str, target: str, fstype: str | None, flags: int, data: str | 
                      ctypes.c_ulong(flags), data.encode() if data else None), f"mount {target}")
 
 
+def tmpfs_options(size: int) -> str:
+    """As many inodes as the size holds pages: a file with data takes a page anyway, so only
+    empty files could use more, and without a cap millions of them outlast the wall limit."""
+    return f"size={size},nr_inodes={max(size // resource.getpagesize(), 1024)},mode=1777"
+
+
 def fresh_scratch(req: dict) -> None:
     """New IPC + mount namespaces, and empty tmpfs on /tmp and /dev/shm for this job only."""
     check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
     mount("none", "/", None, MS_REC | MS_PRIVATE, None)
     flags = MS_NOSUID | MS_NODEV
-    mount("tmpfs", "/tmp", "tmpfs", flags, f"size={int(req['disk_bytes'])},mode=1777")
-    mount("tmpfs", "/dev/shm", "tmpfs", flags, f"size={int(req['shm_bytes'])},mode=1777")
+    mount("tmpfs", "/tmp", "tmpfs", flags, tmpfs_options(int(req["disk_bytes"])))
+    mount("tmpfs", "/dev/shm", "tmpfs", flags, tmpfs_options(int(req["shm_bytes"])))
     if req.get("pid_namespace"):  # a /proc of the job's own PID namespace: only its processes
         mount("proc", "/proc", "proc", flags | MS_NOEXEC, None)
         for path in PROC_READ_ONLY:

@@ -29,6 +29,9 @@ def test_code_size_message_names_both_sizes() -> None:
     # bytes, not characters: a multi-byte snippet is measured as sent
     with pytest.raises(JobRejected, match="20,001 bytes"):
         check_code_size("é" * 10_000 + "x", 20_000)
+    # a null byte: Python would refuse it with no place named, so submission names it
+    with pytest.raises(JobRejected, match="character 3 is a null byte"):
+        check_code_size("ab\x00cd", 20_000)
 
 
 def test_rate_limiter_sliding_window_and_retry_time() -> None:

@@ -911,3 +911,155 @@ async def test_a_gpu_slot_shows_no_cgroup_tree_and_no_other_gpus_node(tmp_path: 
     # of the GPU nodes, only its own (absent here) and the shared control nodes of this host
     allowed = {"/dev/nvidia7", *isolation.GPU_SHARED_NODES}
     assert set(ast.literal_eval(shown[2])) <= allowed, result
+
+
+async def test_a_segfault_is_reported_as_killed_by_sigsegv(pool: LocalPool) -> None:
+    result = await run(pool, """
+        import ctypes
+        print("before", flush=True)
+        ctypes.string_at(0)
+        print("after")
+    """)
+    assert (result.state, result.error_message) == (JobState.FAILED, "killed by signal SIGSEGV")
+    assert result.stdout == "before\n", result
+    assert result.duration_s < LIMITS.timeout_s
+    await still_serves(pool)
+
+
+async def test_code_with_a_null_byte_is_refused_with_a_reason(tmp_path: Path) -> None:
+    conf = RunnerSettings(cpu_slots=1, gpus=[], disk_mb=32, allow_weak_isolation=not FULL,
+                          journal_path=tmp_path / "journal.sqlite3")
+    runner = EmbeddedRunner(conf)
+    await runner.start()
+    try:
+        with pytest.raises(JobRejected) as refused:
+            await runner.submit(JobRequest("print('a')\x00\nprint('b')", "t:attacker", {}))
+        assert refused.value.message == (
+            "code rejected: character 11 is a null byte, which Python code cannot hold; "
+            "paste the snippet again as plain text")
+        submitted = await runner.submit(JobRequest("print('ok')", "t:attacker", {}))
+        assert submitted.job_id
+    finally:
+        await runner.close()
+
+
+async def test_undecodable_output_shows_replacement_characters(pool: LocalPool) -> None:
+    result = await run(pool, r"""
+        import os, sys
+        os.write(1, b"\xff\xfe\x80 raw\n")
+        sys.stdout.reconfigure(errors="surrogateescape")
+        print("\udcff escaped", flush=True)
+        sys.stdout.reconfigure(errors="surrogatepass")
+        print("\ud800 lone", flush=True)
+        os.write(2, b"\xc3 err\n")
+    """)
+    printed = b"\xff\xfe\x80 raw\n\xff escaped\n" + "\ud800 lone\n".encode("utf-8", "surrogatepass")
+    assert (result.state, result.error_message) == (JobState.DONE, None), result
+    assert result.stdout == printed.decode(errors="replace")
+    assert result.stdout.startswith("\ufffd\ufffd\ufffd raw\n\ufffd escaped\n\ufffd")
+    assert result.stderr == "\ufffd err\n"
+    await still_serves(pool)
+
+
+@needs_namespaces
+async def test_many_small_files_stop_at_the_scratch_limits(pool: LocalPool) -> None:
+    before = host_shmem_mb()
+    result = await run(pool, """
+        import os
+        n = 0
+        try:
+            while True:
+                open(f"f{n}", "w").close()
+                n += 1
+        finally:
+            print(n > 1000)
+    """)
+    # nr_inodes caps them (runner/zygote.py): unbounded, they ran into the wall limit
+    assert (result.state, result.error_message, result.stdout) == (
+        JobState.FAILED, "disk limit: the job's temporary space is full", "True\n"), result
+    assert "No space left on device" in result.stderr
+    assert result.duration_s < LIMITS.timeout_s
+    await shmem_back_to(before)  # the inodes went with the job's tmpfs
+    clean = await run(pool, "import os\nprint(os.listdir('.'))")
+    assert clean.stdout == "['snippet.py']\n", clean
+    await still_serves(pool)
+
+
+async def test_open_files_stop_at_the_zygotes_limit(pool: LocalPool) -> None:
+    result = await run(pool, """
+        import errno, resource
+        print(resource.getrlimit(resource.RLIMIT_NOFILE))
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+        except ValueError as exc:
+            print("raise refused:", exc)
+        held = []
+        try:
+            while True:
+                held.append(open("/dev/null"))
+        except OSError as exc:
+            print(errno.errorcode[exc.errno], len(held) < 256)
+    """)
+    assert (result.state, result.stdout) == (JobState.DONE, (
+        "(256, 256)\nraise refused: not allowed to raise maximum limit\nEMFILE True\n")), result
+    await still_serves(pool)
+
+
+@pytest.mark.parametrize(("how", "verdict"), [
+    ("python frames", MEMORY_KILLED),  # 3.11 keeps Python frames on the heap
+    # past the 8 MB C stack; from 3.12 a C recursion limit raises RecursionError first
+    ("C stack", "killed by signal SIGSEGV" if sys.version_info < (3, 12) else None),
+    ("C stack of a thread with a 1 GB stack", MEMORY_KILLED)])  # stack pages are charged
+async def test_deep_recursion_is_stopped_within_the_limits(
+        pool: LocalPool, how: str, verdict: str | None) -> None:
+    result = await run(pool, f"""
+        import sys, threading
+        sys.setrecursionlimit(10**8)
+        def python_frames(n):
+            return python_frames(n + 1) + 1
+        def c_stack(n):  # each level enters the C eval loop again, from sum and map
+            return sum(map(c_stack, [n + 1]))
+        if {how!r} == "python frames":
+            python_frames(0)
+        elif {how!r} == "C stack":
+            c_stack(0)
+        else:
+            threading.stack_size(2**30)
+            thread = threading.Thread(target=c_stack, args=(0,))
+            thread.start()
+            thread.join()
+        print("survived")
+    """)
+    assert (result.state, result.error_message, result.stdout) == (
+        JobState.FAILED, verdict, ""), result
+    assert result.duration_s < LIMITS.timeout_s
+    await still_serves(pool)
+
+
+@needs_namespaces
+async def test_symlinks_planted_in_the_scratch_are_never_followed_by_the_host(
+        pool: LocalPool, tmp_path: Path) -> None:
+    # Judge0 CVE-2024-28185 / -28189: the root host wrote to and chowned paths in the box
+    canary = tmp_path / "canary"
+    canary.write_text("untouched\n")
+    canary.chmod(0o600)
+    before = canary.stat()
+    result = await run(pool, f"""
+        import os
+        target = {str(canary)!r}
+        os.remove("snippet.py")
+        for link in ["snippet.py", "output", "stdout", "core", "/tmp/link", "/dev/shm/link",
+                     "/tmp/snippet.py"]:
+            os.symlink(target, link)
+        os.symlink({str(tmp_path)!r}, "/tmp/dir")
+        print(sorted(os.listdir(".")), os.path.exists(target))
+    """)
+    # the links are made; the host path they name is not even visible in the box
+    assert (result.state, result.stdout) == (
+        JobState.DONE, "['core', 'output', 'snippet.py', 'stdout'] False\n"), result
+    await still_serves(pool)  # the slot's cleanup ran; a fresh job wrote its own snippet.py
+    after = canary.stat()
+    assert canary.read_text() == "untouched\n"
+    assert (after.st_uid, after.st_gid, after.st_mode, after.st_mtime_ns) == (
+        before.st_uid, before.st_gid, before.st_mode, before.st_mtime_ns)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["canary"]
