@@ -163,6 +163,21 @@ def content_stats(content_dir: Path = typer.Option(None, help="directory of bank
     for target in [*library_targets(library), *depth_targets(library)]:
         t.add_row(target.name, target.value, "yes" if target.met else "NO")
     console.print(t)
+    challenge_dir = (content_dir or settings.content_dir) / "challenges"
+    if challenge_dir.is_dir():
+        from bot.core.content.challenges import HARD_CHALLENGES_MIN, load_challenges
+
+        per_difficulty = load_challenges(challenge_dir).per_difficulty()
+        t = Table(title="Challenges per difficulty")
+        for col in ("difficulty", "challenges"):
+            t.add_column(col, justify="right")
+        for difficulty, n in per_difficulty.items():
+            t.add_row(str(difficulty), str(n))
+        console.print(t)
+        hard = per_difficulty[3]
+        console.print(f"hard challenges (difficulty 3): {hard} of {sum(per_difficulty.values())} "
+                      f"(at least {HARD_CHALLENGES_MIN}: {'yes' if hard >= HARD_CHALLENGES_MIN else 'NO'})",
+                      markup=False, highlight=False)
     t = Table(title="Source coverage")
     for col in ("source", "source questions", "covered", "missing"):
         t.add_column(col)

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.core.content.bank import Area, Skill, load_library
+from bot.core.content.challenges import CHALLENGE_DIR, HARD_CHALLENGES_MIN, shipped_challenges
 from bot.core.content.lint import AREA_TARGETS, RECALL_MAX_SHARE, depth_targets, recall_figures
 from tests.support.content_rules import balanced, bank, check, line_of, mcq
 
@@ -64,6 +65,28 @@ def test_stats_print_areas_and_the_recall_share(tmp_path: Path) -> None:
     assert "skill: recall: 1 of 10 difficulty 2-3 MCQs (10.0%; at most 10%)" in out
     assert re.search(r"distributed MCQs \(difficulty 2-3\) >= 30\s*│\s*3\s*│\s*NO", out), out
     assert re.search(r"skill: recall <= 10% of difficulty 2-3 MCQs\s*│\s*1 of 10 \(10\.0%\)\s*│\s*yes", out), out
+
+
+def test_stats_print_challenges_per_difficulty(tmp_path: Path) -> None:
+    bank(tmp_path / "good.yaml", "good", *balanced(4))
+    (tmp_path / "challenges").mkdir()
+    for name in ("bce-with-logits", "accumulate-and-clip"):  # difficulty 1, then 3
+        source = CHALLENGE_DIR / f"{name}.yaml"
+        (tmp_path / "challenges" / source.name).write_text(source.read_text(encoding="utf-8"))
+    result = CliRunner().invoke(app, ["content", "stats", "--content-dir", str(tmp_path)],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    out = result.output
+    table = out.split("Challenges per difficulty")[1].split("hard challenges")[0]
+    rows = re.findall(r"│\s*(\d)\s*│\s*(\d+)\s*│", table)
+    assert rows == [("1", "1"), ("2", "0"), ("3", "1")], out
+    assert "hard challenges (difficulty 3): 1 of 2 (at least 20: NO)" in out
+
+
+def test_the_shipped_challenges_hold_issue_35s_hard_ones() -> None:
+    bank_ = shipped_challenges()
+    assert bank_.problems == []
+    assert bank_.per_difficulty()[3] >= HARD_CHALLENGES_MIN
 
 
 def test_check_run_skips_device_claims_and_says_how_many(tmp_path: Path) -> None:

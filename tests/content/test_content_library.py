@@ -111,9 +111,52 @@ CROSS_BANK_TWINS = [
     ("mt-sequential-state-dict-keys", "mc-sequential-state-dict-keys"),
     ("mt-state-dict-what-persists", "mc-buffer-state-dict-keys"),
     ("mt-inference-mode-features", "mc-inference-tensor-saved"),
+    ("ms-full-backward-hook-grad-input", "ai-full-backward-hook-grad-input"),
+    ("mt-batchnorm-batch-of-one", "mc-batchnorm-batch-of-one"),
+    ("mt-clip-infinite-gradient", "mn-clip-nonfinite"),
+    ("mc-leaf-inplace-update", "ai-inplace-on-leaf"),
+    ("mt-manual-sgd-update", "ai-inplace-on-leaf"),
+    ("dq-export-artifact", "qa-state-dict-vs-export"),
+    ("mt-eval-propagates", "mc-eval-propagates-to-children"),
+    ("mt-backward-twice-accumulates", "mc-grad-accumulates-across-calls"),
+    ("mcq-tensor-class-vs-factory", "iq-tensor-vs-tensor-class"),
+    ("dq-len-dataloader", "qa-accuracy-len-dataloader-bug"),
+    ("dq-reserved-allocated-gap", "qa-reserved-vs-allocated-gap"),
+    ("dq-collate-variable-length", "qa-custom-collate-fn"),
+    ("mt-cuda-autocast-softmax-sum", "mn-cuda-autocast-fp32-ops"),
+    ("dq-fp16-overflow", "mc-half-vs-bf16-range"),
+    ("mt-saved-view-storage", "mm-save-slice-size"),
+    ("mt-adam-state-lazy", "ms-adam-state-lazy"),
+    ("mn-uint8-wraps", "mc-uint8-wraparound"),
+    ("mt-batchnorm-state-dict-size", "mc-batchnorm-state-count"),
+    ("mcq-state-dict-persistence", "qa-state-dict-over-whole-model"),
+    ("dq-state-dict-snapshot", "mc-state-dict-aliases-params"),
+    ("mcq-zero-grad-set-to-none", "mm-zero-grad-none-peak"),
 ]
 
 
 def test_questions_asked_in_two_banks_are_marked_twins() -> None:
     groups = twin_groups(LIBRARY.questions)
     assert [(a, b) for a, b in CROSS_BANK_TWINS if b not in groups.get(a, ())] == []
+
+
+def snippet_key(code: str) -> str:
+    """A runnable snippet with comments, imports and layout removed: copies compare equal."""
+    lines = (re.sub(r"#.*", "", line).strip() for line in code.splitlines())
+    kept = (line for line in lines if line and not re.match(r"(import|from)\s", line))
+    return " ".join(re.sub(r"\s+", " ", line) for line in kept)
+
+
+def test_the_same_snippet_in_two_banks_is_marked_twins() -> None:
+    """A runnable snippet shown in two banks means the same question asked twice: mark it."""
+    groups = twin_groups(LIBRARY.questions)
+    first: dict[str, tuple[str, str]] = {}
+    unmarked = []
+    for q in LIBRARY.questions:
+        for snippet in q.code:
+            if not snippet.runnable:
+                continue
+            other = first.setdefault(snippet_key(snippet.code), (q.id, q.bank))
+            if other[1] != q.bank and other[0] not in groups.get(q.id, ()):
+                unmarked.append((other[0], q.id))
+    assert unmarked == []

@@ -20,6 +20,20 @@ def card(answer: str, explanation: str = "Short. Second sentence here.") -> Ques
                     answer=answer, explanation=explanation)
 
 
+def test_a_which_line_mcq_carries_the_shared_rule() -> None:
+    q = Question.model_validate({
+        "id": "which-line", "kind": "mcq", "topic": "tensors", "difficulty": 2,
+        "prompt": "Which line raises?", "choices": ["Line 2: the `view` call", "It runs without an error"],
+        "answer": "Line 2: the `view` call", "explanation": "Strides (1, 2) cannot flatten.",
+        "check": "raises_at", "code": [{"code": "import torch\ntorch.zeros(2, 2).t().view(-1)"}]})
+    now = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)
+    screen = mock.Screen(mock_id=1, index=0, total=8, section_number=1, section_size=8,
+                         track_name="core", now=now, deadline=now + timedelta(minutes=30))
+    msg = mock.mcq_message(screen, q, [0, 1])
+    assert msg.blocks[0].text == (
+        "Which line raises? (The answer is the deepest line of the snippet in the traceback.)")
+
+
 def test_key_points_are_the_bullets_else_the_explanations_sentences() -> None:
     assert mock.key_points(card("Intro.\n\n- One.\n- Two.\n\nMore.\n\n* Three.\n")) == ["One.", "Two.", "Three."]
     assert mock.key_points(card("No bullets at all.", "It records ops. Backward frees it! Done")) == [

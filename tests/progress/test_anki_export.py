@@ -73,6 +73,16 @@ async def test_export_sends_misses_privately_as_an_anki_package(
                             f"difficulty::{question.difficulty}", "missed"]
 
 
+def test_a_which_line_card_carries_the_shared_rule() -> None:
+    q = Question.model_validate({
+        "id": "which-line", "kind": "mcq", "topic": "tensors", "difficulty": 2,
+        "prompt": "Which line raises?", "choices": ["Line 2: the `view` call", "It runs without an error"],
+        "answer": "Line 2: the `view` call", "explanation": "Strides (1, 2) cannot flatten.",
+        "check": "raises_at", "code": [{"code": "import torch\ntorch.zeros(2, 2).t().view(-1)"}]})
+    assert anki.note_of(q, "due").front.startswith(
+        "Which line raises? (The answer is the deepest line of the snippet in the traceback.)")
+
+
 def test_bank_text_is_inert_html_and_ids_are_stable(tmp_path: Path) -> None:
     q = Question.model_validate({
         "id": "evil-q", "kind": "mcq", "topic": "autograd", "difficulty": 1,

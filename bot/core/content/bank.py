@@ -284,6 +284,11 @@ class Question(BaseModel):
             seen[line] = index
 
     @property
+    def shown_prompt(self) -> str:
+        """The prompt as every surface shows it: a raises_at question adds the shared rule."""
+        return f"{self.prompt} {RAISES_AT_RULE}" if self.check is Check.RAISES_AT else self.prompt
+
+    @property
     def shown_snippet(self) -> Snippet | None:
         """The snippet shown with the question itself (executable MCQs), not only in the answer."""
         return self.code[0] if self.check is not None and self.code else None

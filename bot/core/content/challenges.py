@@ -24,6 +24,7 @@ CHALLENGE_DIR = DEFAULT_CONTENT_DIR / "challenges"
 STATEMENT_MAX = 1500  # one chat message with the stub below it
 STUB_MAX = 3000  # prefilled into a Slack modal (3,000) or a Discord modal (4,000)
 POINTS = {1: 10, 2: 20, 3: 30}  # a first solve earns these; resubmissions never earn more
+HARD_CHALLENGES_MIN = 20  # issue 35: at least this many difficulty-3 challenges
 
 
 class Challenge(BaseModel):
@@ -127,6 +128,10 @@ class ChallengeBank:
 
     def get(self, challenge_id: str) -> Challenge | None:
         return next((c for c in self.challenges if c.id == challenge_id), None)
+
+    def per_difficulty(self) -> dict[int, int]:
+        """Challenges at each difficulty, 1 to 3 (0 where none)."""
+        return {d: sum(c.difficulty == d for c in self.challenges) for d in POINTS}
 
 
 def load_challenge(path: Path) -> tuple[Challenge | None, list[Problem]]:

@@ -21,10 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from bot.core.content.bank import (
-    RAISES_AT_RULE,
     Area,
     Bank,
-    Check,
     Kind,
     Library,
     Problem,
@@ -222,8 +220,7 @@ def _question_message_size(question: Question) -> int:
     snippet = question.shown_snippet
     code = len(snippet.code) + 14 if snippet else 0
     choices = sum(len(c) + 8 for c in question.choices)
-    rule = len(RAISES_AT_RULE) + 1 if question.check is Check.RAISES_AT else 0
-    return len(question.prompt) + rule + code + choices + 8
+    return len(question.shown_prompt) + code + choices + 8
 
 
 def bank_problems(bank: Bank) -> list[Problem]:

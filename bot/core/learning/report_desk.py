@@ -206,7 +206,7 @@ class ReportDesk:
             msg.text("Note:")
             msg.code(row.note, language="text")
         if question is not None:
-            msg.text(f"**{question.prompt}**")
+            msg.text(f"**{question.shown_prompt}**")
             if question.choices:
                 msg.text("\n".join(f"{'✅' if c == question.answer else '▫️'} {letter}. {c}"
                                    for letter, c in zip("ABCDEFGH", question.choices, strict=False)))

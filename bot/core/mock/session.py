@@ -124,7 +124,7 @@ def _topic_line(question: Question) -> str:
 
 def mcq_message(screen: Screen, question: Question, order: Sequence[int]) -> Message:
     msg = Message(title=screen.title(MCQ, _topic_line(question)), ephemeral=True)
-    msg.text(question.prompt)
+    msg.text(question.shown_prompt)
     if question.shown_snippet is not None:
         msg.code(shown_code(question))
     msg.text(choice_lines(question, order))

@@ -66,7 +66,7 @@ def _code(code: str) -> str:
 def note_of(question: Question, why: str) -> Note:
     """A question as Anki shows it: prompt, code and lettered choices on the front; the answer,
     the explanation, why each wrong choice is wrong and further code on the back."""
-    front = [_markup(question.prompt)]
+    front = [_markup(question.shown_prompt)]
     shown = question.shown_snippet
     if shown is not None:
         front.append(_code(shown.code))

@@ -7,7 +7,7 @@ from typing import Any
 
 from fsrs import Rating
 
-from bot.core.content.bank import RAISES_AT_RULE, Check, Kind, Question
+from bot.core.content.bank import Check, Kind, Question
 from bot.core.domain.actions import Action, Verb
 from bot.core.domain.kinds import CHANNEL_KINDS, PostKind
 from bot.core.domain.messages import Block, Button, ButtonStyle, Message
@@ -83,8 +83,7 @@ def _question_parts(
     if hit is not None and hit[0] is question:  # the same version of the question
         return hit[1]
     msg = Message(title=question_header(question, kind, progress))
-    msg.text(f"{question.prompt} {RAISES_AT_RULE}" if question.check is Check.RAISES_AT
-             else question.prompt)
+    msg.text(question.shown_prompt)
     if question.shown_snippet is not None:  # "what does this print?" needs the code to answer
         msg.code(shown_code(question))
     if question.kind is Kind.MCQ:

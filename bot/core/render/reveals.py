@@ -35,7 +35,7 @@ class RevealFacts:
 def reveal_message(post_id: int, question: Question, order: Sequence[int], facts: RevealFacts,
                    *, kind: str) -> Message:
     msg = Message(title=question_header(question, kind) + " · answer")
-    msg.text(question.prompt)
+    msg.text(question.shown_prompt)
     if question.shown_snippet is not None:
         msg.code(shown_code(question))
     lines = []
