@@ -123,7 +123,7 @@ def outcome_of(record: bytes) -> Outcome:
         kinds = json.loads(meta.get("kinds", "{}"))
     except ValueError as exc:
         raise tensor_io.Unreadable("bad kinds") from exc
-    if not isinstance(kinds, dict) or not all(isinstance(k, str) and isinstance(v, str)
+    if not isinstance(kinds, dict) or not all(tensor_io.valid_name(k) and isinstance(v, str)
                                               for k, v in kinds.items()):
         raise tensor_io.Unreadable("bad kinds")
     if len(kinds) > tensor_io.TENSOR_CAP or set(kinds) & set(tensors) - {
@@ -190,7 +190,8 @@ def _dims(shape: Any) -> str:
 
 
 def _what(key: str) -> str:
-    """A result key (r.out.0, r.grad.1, r.grads.0) as members read it: output[0], ..."""
+    """A result key (r.out.0, r.grad.1, r.grads.0) as members read it: output[0], ...
+    Only for keys the reference's result has: their names are the bank's, not the member's."""
     parts = key.split(".")[1:]
     if parts[:1] == ["grad"]:
         return f"gradient of input {int(parts[1]) + 1}" if len(parts) > 1 else "gradient"
@@ -199,6 +200,22 @@ def _what(key: str) -> str:
     elif not parts or parts[0].isdigit():
         parts = ["result", *parts]
     return parts[0] + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts[1:])
+
+
+def _unexpected(key: str, expected: set[str]) -> str:
+    """A key only the member's result has, by position: its dict keys are the member's own text,
+    so a name the reference's result does not use is never shown (only its place)."""
+    parts = key.split(".")
+    known = {".".join(k.split(".")[:n]) for k in expected for n in range(1, k.count(".") + 2)}
+    shown = parts[:1]
+    for part in parts[1:]:
+        if not (part.isdigit() or ".".join([*shown, part]) in known):
+            break
+        shown.append(part)
+    where = ".".join(shown)
+    if where in known and where != key:
+        return f"unexpected entry in {_what(where)} (a dict key the expected result does not have)"
+    return f"unexpected {_what(where)} (wrong number of outputs?)"
 
 
 def _is_gradient(key: str) -> bool:
@@ -281,12 +298,12 @@ def case_problem(exp: Outcome, got: Outcome, spec: JudgeSpec) -> tuple[str, str 
     exp_keys, got_keys = set(exp.tensors) | set(exp.kinds), set(got.tensors) | set(got.kinds)
     order = lambda k: (not k.startswith("r.out"), _what(k))  # noqa: E731
     for key in sorted(exp_keys | got_keys, key=order):  # outputs first, then gradients
+        if key not in exp_keys:
+            return _unexpected(key, exp_keys), None
         if key in got.kinds and (problem := _kind_problem(key, got.kinds[key])):
             return problem, None
         if key not in got_keys:
             return f"{_what(key)} is missing", None
-        if key not in exp_keys:
-            return f"unexpected {_what(key)} (wrong number of outputs?)", None
         ek, gk = exp.kinds.get(key), got.kinds.get(key)
         if ek == "none" and gk == "none":
             continue
@@ -351,6 +368,7 @@ def evidence_plan(cases: list[Case], results: list[dict[str, Any]], problems: li
     return problems, jobs, which
 
 
+_REASON = re.compile(r"[^A-Za-z0-9 ]")  # the replay's words (a sandbox job's): letters only here
 NOT_REPRODUCED = judge_evidence.UNCHECKED + "the graph traced from your code does not reproduce its outputs"
 SPECIALISED = judge_evidence.UNCHECKED + ("the graph traced from your code gives wrong values on "
                                           "other inputs of the same shapes")
@@ -375,7 +393,7 @@ def replay_problems(cases: list[Case], results: list[dict[str, Any]], problems: 
             continue
         text = NOT_REPRODUCED if kind == "case" else SPECIALISED
         if str(j) in errors:
-            problems[i] = (f"{text} (the replay met {str(errors[str(j)])[:100]})", None)
+            problems[i] = (f"{text} (the replay met {_REASON.sub('', str(errors[str(j)]))[:100]})", None)
             continue
         got = {key.split(":", 1)[1]: t for key, t in tensors.items() if key.startswith(f"{j}:")}
         if kind == "case":

@@ -3,7 +3,9 @@ is allocated.
 
 The header (its length, then JSON naming each tensor's dtype, shape and byte range) is validated
 here in plain Python against caps on header size, tensor count, dimensions and total bytes, and
-the byte ranges must tile the data exactly (no overlap, no gap, no tail). Only then does
+the byte ranges must tile the data exactly (no overlap, no gap, no tail). Tensor names are keys
+the member's process chose (a dict key it returned becomes part of one), so they are held to a
+declared charset and length: no markup, mention or link can travel in a name. Only then does
 safetensors build the tensors, so a hostile record costs at most the caps, never a huge
 allocation. Used on the trusted side only (runner.judge_host); torch is imported lazily.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +24,16 @@ TENSOR_CAP = 64
 DIM_CAP = 8
 BYTES_CAP = 8 * 1024 * 1024
 META_VALUE_CAP = 4096
+NAME_CAP = 200
+NAME = re.compile(rf"[A-Za-z0-9_.: -]{{1,{NAME_CAP}}}")  # r.out.0, w:r.out, 3:r.out.loss, r.running mean
 ITEM_SIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
              "U8": 1, "BOOL": 1, "U16": 2, "U32": 4, "U64": 8, "F8_E4M3": 1, "F8_E5M2": 1,
              "C64": 8}
+
+
+def valid_name(name: object) -> bool:
+    """Whether `name` may name a tensor in a record (the declared charset, capped length)."""
+    return isinstance(name, str) and NAME.fullmatch(name) is not None
 
 
 class Unreadable(ValueError):
@@ -53,7 +63,7 @@ def check_header(data: bytes, caps: Caps = Caps()) -> tuple[dict[str, str], dict
         raise Unreadable("header is not a mapping")
     meta = header.pop("__metadata__", None) or {}
     if not isinstance(meta, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) and len(v) <= META_VALUE_CAP
+            valid_name(k) and isinstance(v, str) and len(v) <= META_VALUE_CAP
             for k, v in meta.items()):
         raise Unreadable("bad metadata")
     if len(header) > caps.tensors:
@@ -63,6 +73,8 @@ def check_header(data: bytes, caps: Caps = Caps()) -> tuple[dict[str, str], dict
         raise Unreadable("too many bytes")
     spans = []
     for name, entry in header.items():
+        if not valid_name(name):
+            raise Unreadable("a tensor name outside the accepted characters or length")
         if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
             raise Unreadable(f"bad entry {name[:40]!r}")
         dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
