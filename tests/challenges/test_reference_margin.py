@@ -27,10 +27,12 @@ from runner import judge_harness, tensor_io
 from runner.judge_host import Outcome, compare, outcome_of, prepare
 
 BANK = load_challenges()
-SEEDS = range(8)
+# 4 seeds in CI (8 were run when the margins were set, 2026-12-05: the failures they found were
+# at seeds 1 and 7, and both problems' tolerances were fixed); the suite's time is a budget
+SEEDS = range(4)
 FEWER_SEEDS = {  # problem: seeds, where one seed costs tens of seconds of CPU (both precisions)
-    "chunked-cross-entropy": range(3),  # 3000 × 16384 and 1600 × 32768 logits
-    "fix-loss-accumulation": range(3),  # fifty 1024 × 4096 forward passes
+    "chunked-cross-entropy": range(1),  # 3000 × 16384 and 1600 × 32768 logits
+    "fix-loss-accumulation": range(1),  # fifty 1024 × 4096 forward passes
 }
 MARGIN = 0.25  # of atol + rtol·|exact|
 # problem: {output key: why the reference returns it in float32 whatever its inputs}
