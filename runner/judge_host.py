@@ -328,7 +328,7 @@ def case_problems(cases: list[Case], results: list[dict[str, Any]], spec: JudgeS
 
 def evidence_plan(cases: list[Case], results: list[dict[str, Any]], problems: list[Problem],
                   spec: JudgeSpec) -> tuple[list[Problem], list[dict[str, Any]], list[tuple[int, str]]]:
-    """For a problem with forbidden ops: each right case's graph is read and checked here; the
+    """For a problem with forbidden ops or `traced`: each right case's graph is read and checked here; the
     replay jobs (and which case and input each is) that must confirm it, run in the sandbox."""
     problems = list(problems)
     jobs: list[dict[str, Any]] = []
@@ -421,7 +421,7 @@ def verdict_of(cases: list[Case], results: list[dict[str, Any]], problems: list[
 
 
 def verdict(cases: list[Case], results: list[dict[str, Any]], spec: JudgeSpec) -> Verdict:
-    """The verdict by values alone (a problem without forbidden ops)."""
+    """The verdict by values alone (a problem without graph evidence)."""
     return verdict_of(cases, results, case_problems(cases, results, spec))
 
 
