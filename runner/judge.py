@@ -31,11 +31,19 @@ class JudgeSpec:
     atol: float = 1e-5
     rtol: float = 1e-4
     case_memory_mb: int | None = None  # memory the member's code may add in a case (kernel limit)
+    # the member's call is traced and its graph replayed outside even with no op forbidden: a rule
+    # such as "no Python branch on values" or "views of one buffer" shows in the replay (judge_evidence)
+    traced: bool = False
+
+    @property
+    def graph_evidence(self) -> bool:
+        """Whether each case's traced graph is checked and replayed outside."""
+        return bool(self.forbid_ops) or self.traced
 
     def to_dict(self) -> dict[str, Any]:
         return {"tests": self.tests, "call": self.call, "grad": self.grad,
                 "forbid": list(self.forbid), "forbid_ops": list(self.forbid_ops), "atol": self.atol, "rtol": self.rtol,
-                "case_memory_mb": self.case_memory_mb}
+                "case_memory_mb": self.case_memory_mb, "traced": self.traced}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JudgeSpec:
@@ -45,7 +53,8 @@ class JudgeSpec:
                    forbid_ops=tuple(str(f) for f in data.get("forbid_ops", ())),
                    atol=float(data.get("atol", 1e-5)), rtol=float(data.get("rtol", 1e-4)),
                    case_memory_mb=(int(data["case_memory_mb"]) if data.get("case_memory_mb")
-                                   else None))
+                                   else None),
+                   traced=bool(data.get("traced", False)))
 
 
 def judge_job(problem: str, spec: JudgeSpec, reference: str) -> dict[str, Any]:

@@ -11,6 +11,10 @@ returned, and on a second input drawn here it must reproduce the reference, so a
 cannot front for another computation nor be specialised to one input. A graph that is missing,
 too large, unreadable or does not reproduce is a verdict, never a crash.
 
+A problem marked `traced` gets the same graph and replay with nothing forbidden: its rule ("no
+Python branch on a value", "views of one buffer", the latter through its driver replayed with the
+graph) shows in whether the replay reproduces the outputs, decided outside.
+
 The graph may also hold Python scalar arithmetic on values read with `.item()` / `.tolist()`
 (traced as symbols, so the graph is not specialised to one input); the replay computes it from a
 fixed table of scalar operations on numbers only. A value used in a Python decision cannot be

@@ -148,7 +148,7 @@ def prepare(spec: JudgeSpec, reference: str, secret: int, deadline_s: float) -> 
     _, cases = load_cases(spec.tests, secret)
     driver = driver_source(spec.tests)
     # a second draw of every case, for replaying a traced graph on inputs the member never saw
-    others = load_cases(spec.tests, case_seed(secret, 40_000))[1] if spec.forbid_ops else []
+    others = load_cases(spec.tests, case_seed(secret, 40_000))[1] if spec.graph_evidence else []
     prepared = []
     for i, (name, args) in enumerate(cases):
         tensors: dict[str, Any] = {}
@@ -161,7 +161,7 @@ def prepare(spec: JudgeSpec, reference: str, secret: int, deadline_s: float) -> 
         if spec.forbid:
             payload["forbid"] = list(spec.forbid)
         alt = alt_expected = None
-        if spec.forbid_ops:
+        if spec.graph_evidence:
             payload["trace"] = True
             alt_tensors: dict[str, Any] = {}
             alt_tree = encode_args(others[i][1], alt_tensors) if i < len(others) else None
@@ -345,7 +345,7 @@ def case_problems(cases: list[Case], results: list[dict[str, Any]], spec: JudgeS
 
 def evidence_plan(cases: list[Case], results: list[dict[str, Any]], problems: list[Problem],
                   spec: JudgeSpec) -> tuple[list[Problem], list[dict[str, Any]], list[tuple[int, str]]]:
-    """For a problem with forbidden ops: each right case's graph is read and checked here; the
+    """For a problem with forbidden ops or `traced`: each right case's graph is read and checked here; the
     replay jobs (and which case and input each is) that must confirm it, run in the sandbox."""
     problems = list(problems)
     jobs: list[dict[str, Any]] = []
@@ -360,10 +360,12 @@ def evidence_plan(cases: list[Case], results: list[dict[str, Any]], problems: li
         if used := judge_evidence.forbidden_op(graph, spec.forbid_ops):
             problems[i] = used, None
             continue
-        jobs.append({"graph": graph.text, "tree": case.payload["tree"], "inputs": case.payload["inputs"]})
+        # a driver (bank code, trusted) is replayed with the graph as the member's function
+        driven = {"driver": case.payload["driver"], "call": spec.call} if case.payload.get("driver") else {}
+        jobs.append({"graph": graph.text, "tree": case.payload["tree"], "inputs": case.payload["inputs"], **driven})
         which.append((i, "case"))
         if case.alt is not None:
-            jobs.append({"graph": graph.text, **case.alt})
+            jobs.append({"graph": graph.text, **case.alt, **driven})
             which.append((i, "alt"))
     return problems, jobs, which
 
@@ -398,14 +400,20 @@ def replay_problems(cases: list[Case], results: list[dict[str, Any]], problems: 
         got = {key.split(":", 1)[1]: t for key, t in tensors.items() if key.startswith(f"{j}:")}
         if kind == "case":
             member = outcome_of(base64.b64decode(results[i]["record"], validate=True))
-            want = {k: t for k, t in member.tensors.items() if k.startswith("r.out")}
+            want = _replayed_keys(member, cases[i])
         else:
             reference = cases[i].alt_expected
             assert reference is not None
-            want = {k: t for k, t in reference.tensors.items() if k.startswith("r.out")}
+            want = _replayed_keys(reference, cases[i])
         if set(got) != set(want) or any(compare(want[k], got[k], spec.atol, spec.rtol) for k in want):
             problems[i] = (text, None)
     return problems
+
+
+def _replayed_keys(outcome: Outcome, case: Case) -> dict[str, Any]:
+    """What a replay gives back: the outputs (not the gradients), or all a driver returns."""
+    driven = bool(case.payload.get("driver"))
+    return {k: t for k, t in outcome.tensors.items() if driven or k.startswith("r.out")}
 
 
 def verdict_of(cases: list[Case], results: list[dict[str, Any]], problems: list[Problem]) -> Verdict:
@@ -431,7 +439,7 @@ def verdict_of(cases: list[Case], results: list[dict[str, Any]], problems: list[
 
 
 def verdict(cases: list[Case], results: list[dict[str, Any]], spec: JudgeSpec) -> Verdict:
-    """The verdict by values alone (a problem without forbidden ops)."""
+    """The verdict by values alone (a problem without graph evidence)."""
     return verdict_of(cases, results, case_problems(cases, results, spec))
 
 
@@ -462,7 +470,7 @@ def judge_locally(spec: JudgeSpec, reference: str, code: str, secret: int = 0,
     harness and verdict, in forked children of this warm process instead of the sandbox: CI
     proves every test set discriminates this way."""
     cases = prepare(spec, reference, secret, deadline_s)
-    if spec.forbid_ops:  # imported once here, not in every forked child's time limit
+    if spec.graph_evidence:  # imported once here, not in every forked child's time limit
         import torch.fx.experimental.proxy_tensor  # noqa: F401
     results = []
     for case in cases:
@@ -472,7 +480,7 @@ def judge_locally(spec: JudgeSpec, reference: str, code: str, secret: int = 0,
         if not frame.get("finished"):
             break
     problems = case_problems(cases, results, spec)
-    if spec.forbid_ops:
+    if spec.graph_evidence:
         problems, jobs, which = evidence_plan(cases, results, problems, spec)
         if jobs:
             record = judge_replay.replay_all(jobs)
@@ -524,7 +532,7 @@ def main() -> None:
         return
     results = list(got.get("results", []))
     problems = case_problems(cases, results, spec)
-    if spec.forbid_ops:
+    if spec.graph_evidence:
         problems, jobs, which = evidence_plan(cases, results, problems, spec)
         if jobs:  # replayed in a sandbox job of its own (no member code), by the worker
             _write_frame(out, {"replay": {"jobs": jobs}})

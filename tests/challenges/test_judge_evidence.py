@@ -269,3 +269,120 @@ async def test_a_table_looked_up_by_a_python_number_of_the_input_is_refused(pool
     """)
     assert (verdict.passed, verdict.failure, verdict.detail) == (
         0, FIRST + NUMBER, "line 7: key = float(x.detach().sum()) if x.numel() else 0.0")
+
+
+# ---- issue 29, class 2: a rule checked in the member's process was believed ---------------------
+# traceable-clip's driver traced the function with torch.fx.symbolic_trace in the member's
+# process, and flatten-grads' driver wrote into the flat buffer there: both are `traced` now, so
+# the graph is replayed outside (a driver with the graph as the member's function).
+CLIP = load_challenges().get("traceable-clip")
+FLATTEN = load_challenges().get("flatten-grads")
+CLIP_FIRST = "test 'mixed rows' (inputs 5×5): "
+FLATTEN_FIRST = "test 'mixed shapes' (inputs list of 3): "
+NOT_REPRODUCED_TEXT = ("your computation could not be checked: the graph traced from your code "
+                       "does not reproduce its outputs")
+
+
+@needs_namespaces
+async def test_the_traced_problems_references_pass_with_their_evidence(pool: LocalPool) -> None:
+    assert CLIP is not None and FLATTEN is not None and CLIP.traced and FLATTEN.traced
+    for challenge, total in ((CLIP, 5), (FLATTEN, 4)):
+        verdict = await judge(pool, challenge.reference, challenge)
+        assert (verdict.passed, verdict.total, verdict.failure) == (total, total, None), challenge.id
+
+
+@needs_namespaces
+async def test_a_patched_tracer_no_longer_passes_a_branch_on_a_value(pool: LocalPool) -> None:
+    """The audit's attack: the branching known-wrong solution with symbolic_trace replaced by the
+    identity passed 5/5 when the trace ran in the member's driver."""
+    assert CLIP is not None
+    verdict = await judge(pool, """
+        import torch
+        torch.fx.symbolic_trace = lambda f: f
+
+        def soft_clip(x):
+            peak = x.abs().amax(dim=-1, keepdim=True)
+            if (peak > 1).any():
+                return x / torch.clamp(peak, min=1.0)
+            return x
+    """, CLIP)
+    assert (verdict.passed, verdict.failure, verdict.detail) == (
+        0, CLIP_FIRST + BRANCHES, "line 7: if (peak > 1).any():")
+
+
+@needs_namespaces
+async def test_a_branch_behind_a_forged_graph_of_one_path_does_not_reproduce(pool: LocalPool) -> None:
+    """make_fx patched to record one branch's path (the identity): the replay computes that path,
+    which is not what the code returned on rows above 1."""
+    assert CLIP is not None
+    verdict = await judge(pool, """
+        import torch
+        import torch.fx.experimental.proxy_tensor as proxy_tensor
+        real = proxy_tensor.make_fx
+        proxy_tensor.make_fx = lambda fn, **kw: real(lambda x: x * 1.0, **kw)
+
+        def soft_clip(x):
+            peak = x.abs().amax(dim=-1, keepdim=True)
+            if (peak > 1).any():
+                return x / torch.clamp(peak, min=1.0)
+            return x
+    """, CLIP)
+    assert verdict.failure == CLIP_FIRST + NOT_REPRODUCED_TEXT
+
+
+@needs_namespaces
+async def test_copies_posing_as_views_fail_even_with_a_patched_write(pool: LocalPool) -> None:
+    """The audit's attacks on flatten-grads: copies already doubled (no shared memory), and copies
+    that a patched Tensor.mul_ doubles when the driver writes into `flat`. The driver replayed
+    outside with the traced graph writes into a buffer no member code can reach."""
+    assert FLATTEN is not None
+    doubled = await judge(pool, """
+        import torch
+
+        def flatten(tensors):
+            flat = torch.cat([t.reshape(-1) for t in tensors])
+            return flat, [t.clone() * 2 for t in tensors]
+    """, FLATTEN)
+    assert doubled.passed == 0 and (doubled.failure or "").startswith(FLATTEN_FIRST + "views[0]: ")
+    patched = await judge(pool, """
+        import torch
+        original = torch.Tensor.mul_
+        copies = []
+
+        def mul_(self, other):
+            for copy in copies:
+                original(copy, other)
+            return original(self, other)
+        torch.Tensor.mul_ = mul_
+
+        def flatten(tensors):
+            flat = torch.cat([t.reshape(-1) for t in tensors])
+            copies[:] = [t.clone() for t in tensors]
+            return flat, list(copies)
+    """, FLATTEN)
+    assert (patched.passed, patched.failure) == (0, FLATTEN_FIRST + NOT_REPRODUCED_TEXT)
+
+
+@needs_namespaces
+async def test_a_forged_graph_of_copies_behind_real_views_does_not_reproduce(pool: LocalPool) -> None:
+    """Real views in the member's process, but the tracer fed a function returning copies: the
+    replayed copies do not follow the write into `flat`."""
+    assert FLATTEN is not None
+    verdict = await judge(pool, """
+        import torch
+        import torch.fx.experimental.proxy_tensor as proxy_tensor
+        real = proxy_tensor.make_fx
+
+        def copies(tensors):
+            return torch.cat([t.reshape(-1) for t in tensors]), [t.clone() for t in tensors]
+        proxy_tensor.make_fx = lambda fn, **kw: real(copies, **kw)
+
+        def flatten(tensors):
+            flat = torch.cat([t.reshape(-1) for t in tensors])
+            views, offset = [], 0
+            for t in tensors:
+                views.append(flat[offset:offset + t.numel()].view(t.shape))
+                offset += t.numel()
+            return flat, views
+    """, FLATTEN)
+    assert verdict.passed == 0 and (verdict.failure or "").startswith(FLATTEN_FIRST + NOT_REPRODUCED_TEXT)

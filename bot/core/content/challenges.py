@@ -46,6 +46,10 @@ class Challenge(BaseModel):
     forbid: tuple[str, ...] = ()  # Python names: refused before queueing, advice only
     # aten overload packets (aten._softmax) the member's traced graph must not call: a verdict
     forbid_ops: tuple[str, ...] = ()
+    # the member's call is traced and its graph replayed outside even with no op forbidden (a
+    # driver, if any, is replayed with the graph as the solution): "no Python branch on values",
+    # "views of one buffer" shown by the replay, not by a check in the member's process
+    traced: bool = False
     atol: float = Field(default=1e-5, gt=0)
     rtol: float = Field(default=1e-4, ge=0)
     hints: tuple[str, ...] = Field(min_length=1, max_length=5)
@@ -86,7 +90,7 @@ class Challenge(BaseModel):
     def spec(self) -> JudgeSpec:
         return JudgeSpec(tests=self.tests, call=self.call, grad=self.grad, forbid=self.forbid,
                          forbid_ops=self.forbid_ops, atol=self.atol, rtol=self.rtol,
-                         case_memory_mb=self.case_memory_mb)
+                         case_memory_mb=self.case_memory_mb, traced=self.traced)
 
     def code_problems(self) -> list[str]:
         """What the schema cannot see: code that does not parse, a missing entry point."""
@@ -109,6 +113,8 @@ class Challenge(BaseModel):
             for name in ("stub", "reference"):
                 if name in trees and self.call not in _top_level_names(trees[name]):
                     found.append(f"{name} does not define {self.call}")
+        if self.traced and not self.call:
+            found.append("a traced problem names the function its graph is traced from (call:)")
         used = forbidden_uses(self.reference, self.forbid)
         if used:
             found.append(f"the reference uses forbidden {', '.join(used)}")
