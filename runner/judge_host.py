@@ -443,6 +443,8 @@ def judge_locally(spec: JudgeSpec, reference: str, code: str, secret: int = 0,
     """Judge our own code (references, stubs, known-wrong solutions) through the same cases,
     harness and verdict, in forked children of this warm process instead of the sandbox: CI
     proves every test set discriminates this way."""
+    if spec.case_memory_mb:  # this warm process's freed tensors would be free memory in its
+        judge_harness.fixed_mmap_threshold()  # children, outside their memory limit
     cases = prepare(spec, reference, secret, deadline_s)
     if spec.forbid_ops:  # imported once here, not in every forked child's time limit
         import torch.fx.experimental.proxy_tensor  # noqa: F401
