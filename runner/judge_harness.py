@@ -23,6 +23,7 @@ import math
 import os
 import select
 import signal
+import struct
 import sys
 import tempfile
 import time
@@ -36,6 +37,19 @@ GRAPH_NODES = 5_000
 CONST_CAP = 256  # elements of a tensor constant a graph may carry
 OUTPUT_CAP = 4_000
 ERROR_CAP = 300
+
+
+def stages(payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A case's first job and, for a problem in two stages (its tests define `resume`), the
+    second: a job of its own, in a fresh process that never held the first one's objects or its
+    inputs, given only the record the first job shipped (`carried_stage`)."""
+    then = payload.get("then")
+    return {k: v for k, v in payload.items() if k != "then"}, then if isinstance(then, dict) else None
+
+
+def carried_stage(then: dict[str, Any], record: str) -> dict[str, Any]:
+    """The second stage's payload: the first stage's record (base64, opaque here) rides along."""
+    return {**then, "carried": record}
 
 
 def decode_tree(tree: Any, tensors: dict[str, Any]) -> Any:
@@ -260,6 +274,16 @@ def compute(case: dict[str, Any], evidence: dict[str, str] | None = None) -> byt
     from safetensors.torch import load, save
     meta: dict[str, str] = {}
     tensors: dict[str, Any] = {}
+    carried: Any = None
+    if "carried" in case:  # a second stage: the first one's record is its input, or its failure
+        try:
+            first = base64.b64decode(case["carried"])
+            carried_meta = _record_meta(first)
+            if "error" in carried_meta or "load_error" in carried_meta:
+                return first
+            carried = load(first).get("r")
+        except BaseException as exc:
+            return save({}, metadata={"error": "the first stage's result could not be read: " + _error(exc)})
     sol: dict[str, Any] = {"__name__": "solution", "torch": torch, "nn": torch.nn, "F": torch.nn.functional}
     try:
         exec(compile(case["code"], "solution.py", "exec"), sol)
@@ -275,7 +299,7 @@ def compute(case: dict[str, Any], evidence: dict[str, str] | None = None) -> byt
             ns: dict[str, Any] = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional,
                                   "math": math}
             exec(compile(case["driver"], "driver.py", "exec"), ns)
-            result = ns["run"](sol, *args)
+            result = ns["resume"](sol, carried, *args) if "carried" in case else ns["run"](sol, *args)
         else:
             fn = sol.get(case["call"])
             if fn is None:
@@ -305,6 +329,13 @@ def compute(case: dict[str, Any], evidence: dict[str, str] | None = None) -> byt
         return save(tensors, metadata=meta)
     except BaseException as exc:
         return save({}, metadata={"error": _error(exc)})
+
+
+def _record_meta(record: bytes) -> dict[str, str]:
+    """The metadata of a safetensors record, read from its header."""
+    (n,) = struct.unpack("<Q", record[:8])
+    meta = json.loads(record[8:8 + n]).get("__metadata__") or {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def _tripwire(name: str) -> Callable[..., Any]:

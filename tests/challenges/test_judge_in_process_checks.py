@@ -1,13 +1,15 @@
 """Issue 29, class 2: a check made inside the member's process is never the verdict. Each attack
 here passed every test when the judge believed such a check (a call counter the member can set by
-hand); now the point of the problem shows in what the member's process cannot forge: values
-compared outside, or a kernel limit set before its code runs."""
+hand, live objects kept in a global); now the point of the problem shows in what the member's
+process cannot forge: values compared outside, a kernel limit set before its code runs, or two
+stages run as two jobs, the second given only the bytes the first one shipped."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from runner.judge_host import judge_locally
+from runner import judge_harness
+from runner.judge_host import judge_locally, prepare
 from tests.support.judge import problem_of
 
 STRAIGHT_THROUGH = '''
@@ -67,3 +69,40 @@ def test_checkpoint_blocks_gradients_are_checked_outside() -> None:
                             PER_BLOCK_DETACHED, 1)
     assert verdict.passed == 0 and verdict.failure is not None
     assert verdict.failure.startswith("test 'eight blocks' (inputs int, 1024×8): grads[0]: ")
+
+
+KEPT_LIVE = """
+import torch
+
+KEPT = {}
+
+def save(model, opt, step):
+    KEPT["model"], KEPT["opt"] = model, opt  # the live objects, never serialised
+    return {"step": step}
+
+def load(model, opt, ckpt):
+    model.load_state_dict(KEPT["model"].state_dict())
+    opt.load_state_dict(KEPT["opt"].state_dict())
+    return ckpt["step"]
+"""
+
+
+def test_resume_checkpoint_cannot_load_from_the_live_objects_of_save() -> None:
+    """The audit's fake pass (3/3): `save` kept the live model and optimizer in a global and `load`
+    copied from them. Save and load now run in two jobs: the resumed one is a fresh process."""
+    challenge = problem_of("resume-checkpoint")
+    verdict = judge_locally(challenge.spec, challenge.reference, KEPT_LIVE, 1)
+    assert (verdict.passed, verdict.failure, verdict.detail) == (
+        0, "test 'after two steps' (inputs [[4×3, 4×2], [4×3, 4×2]], list of 3): your code raised an error",
+        "KeyError: 'model'")
+    assert judge_locally(challenge.spec, challenge.reference, challenge.reference, 1).solved
+
+
+def test_the_first_stage_never_holds_the_second_stages_inputs() -> None:
+    """So the first job cannot train on ahead and hand the resumed job its final weights."""
+    challenge = problem_of("resume-checkpoint")
+    for case in prepare(challenge.spec, challenge.reference, 1, 15.0):
+        first, then = judge_harness.stages(case.payload)
+        assert then is not None and "then" not in first
+        assert then["inputs"] not in repr(first) and then["seed"] != first["seed"]
+        assert "carried" not in then  # the first job's record is added by whoever runs it
