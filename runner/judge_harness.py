@@ -23,6 +23,7 @@ import math
 import os
 import select
 import signal
+import struct
 import sys
 import tempfile
 import time
@@ -36,6 +37,19 @@ GRAPH_NODES = 5_000
 CONST_CAP = 256  # elements of a tensor constant a graph may carry
 OUTPUT_CAP = 4_000
 ERROR_CAP = 300
+
+
+def stages(payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A case's first job and, for a problem in two stages (its tests define `resume`), the
+    second: a job of its own, in a fresh process that never held the first one's objects or its
+    inputs, given only the record the first job shipped (`carried_stage`)."""
+    then = payload.get("then")
+    return {k: v for k, v in payload.items() if k != "then"}, then if isinstance(then, dict) else None
+
+
+def carried_stage(then: dict[str, Any], record: str) -> dict[str, Any]:
+    """The second stage's payload: the first stage's record (base64, opaque here) rides along."""
+    return {**then, "carried": record}
 
 
 def decode_tree(tree: Any, tensors: dict[str, Any]) -> Any:
@@ -276,6 +290,16 @@ def compute(case: dict[str, Any], evidence: dict[str, str] | None = None) -> byt
     from safetensors.torch import load, save
     meta: dict[str, str] = {}
     tensors: dict[str, Any] = {}
+    carried: Any = None
+    if "carried" in case:  # a second stage: the first one's record is its input, or its failure
+        try:
+            first = base64.b64decode(case["carried"])
+            carried_meta = _record_meta(first)
+            if "error" in carried_meta or "load_error" in carried_meta:
+                return first
+            carried = load(first).get("r")
+        except BaseException as exc:
+            return save({}, metadata={"error": "the first stage's result could not be read: " + _error(exc)})
     sol: dict[str, Any] = {"__name__": "solution", "torch": torch, "nn": torch.nn, "F": torch.nn.functional}
     try:
         exec(compile(case["code"], "solution.py", "exec"), sol)
@@ -292,7 +316,7 @@ def compute(case: dict[str, Any], evidence: dict[str, str] | None = None) -> byt
             ns: dict[str, Any] = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional,
                                   "math": math}
             exec(compile(case["driver"], "driver.py", "exec"), ns)
-            result = ns["run"](sol, *args)
+            result = ns["resume"](sol, carried, *args) if "carried" in case else ns["run"](sol, *args)
         else:
             if fn is None:
                 raise NameError(f"your code does not define {case['call']}")
@@ -325,6 +349,13 @@ def compute(case: dict[str, Any], evidence: dict[str, str] | None = None) -> byt
         return save({}, metadata={"error": _error(exc)})
 
 
+def _record_meta(record: bytes) -> dict[str, str]:
+    """The metadata of a safetensors record, read from its header."""
+    (n,) = struct.unpack("<Q", record[:8])
+    meta = json.loads(record[8:8 + n]).get("__metadata__") or {}
+    return meta if isinstance(meta, dict) else {}
+
+
 def _tripwire(name: str) -> Callable[..., Any]:
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"{name} is not allowed in this challenge")
@@ -349,11 +380,24 @@ def forbid(names: list[str]) -> None:
                 setattr(owner, attr, _tripwire(dotted))
 
 
+def fixed_mmap_threshold() -> None:
+    """Map each large block on its own and unmap it when freed (M_MMAP_THRESHOLD fixed at 128 KiB,
+    not glibc's dynamic threshold), so freed tensors leave no heap behind for later ones to reuse
+    uncounted or to be counted again."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).mallopt(-3, 128 * 1024)
+
+
 def limit_memory(mb: int) -> None:
     """Let the code add at most `mb` MiB of data from here on: RLIMIT_DATA, soft and hard, set
     before the member's code runs, so it cannot be raised again (a problem's rule about memory,
-    e.g. 'keep no graph alive', is decided by the kernel, not by anything the code reports)."""
+    e.g. 'keep no graph alive', is decided by the kernel, not by anything the code reports).
+    Large blocks are mapped and unmapped on their own (a fixed mmap threshold), so what counts is
+    what the code keeps alive: with glibc's dynamic threshold, freed 16 MB tensors stay in a
+    growing heap and a correct checkpointed stack would seem to keep every block's activations.
+    The member can only change that to count more against itself."""
     import resource
+    fixed_mmap_threshold()
     with open("/proc/self/status", "rb") as status:
         data_kb = next(int(line.split()[1]) for line in status if line.startswith(b"VmData:"))
     limit = data_kb * 1024 + mb * 2**20

@@ -147,12 +147,14 @@ def prepare(spec: JudgeSpec, reference: str, secret: int, deadline_s: float) -> 
     import torch
     _, cases = load_cases(spec.tests, secret)
     driver = driver_source(spec.tests)
+    staged = _defines(spec.tests, "resume")
     # a second draw of every case, for replaying a traced graph on inputs the member never saw
     others = load_cases(spec.tests, case_seed(secret, 40_000))[1] if spec.graph_evidence else []
     prepared = []
     for i, (name, args) in enumerate(cases):
+        first_args, then_args = args if staged else (args, ())
         tensors: dict[str, Any] = {}
-        tree = encode_args(args, tensors)
+        tree = encode_args(first_args, tensors)
         payload = {"call": spec.call, "driver": driver, "tree": tree,
                    "seed": case_seed(secret, 10_000 + i), "deadline_s": deadline_s,
                    "inputs": base64.b64encode(tensor_io.write(tensors)).decode()}
@@ -160,6 +162,11 @@ def prepare(spec: JudgeSpec, reference: str, secret: int, deadline_s: float) -> 
             payload["memory_mb"] = spec.case_memory_mb
         if spec.forbid:
             payload["forbid"] = list(spec.forbid)
+        if staged:  # the second stage's inputs: never in the first stage's job
+            then_tensors: dict[str, Any] = {}
+            payload["then"] = {**payload, "tree": encode_args(then_args, then_tensors),
+                               "seed": case_seed(secret, 30_000 + i),
+                               "inputs": base64.b64encode(tensor_io.write(then_tensors)).decode()}
         alt = alt_expected = None
         if spec.graph_evidence:
             payload["trace"] = True
@@ -168,7 +175,7 @@ def prepare(spec: JudgeSpec, reference: str, secret: int, deadline_s: float) -> 
             if alt_tree is not None and judge_evidence.same_inputs((tree, tensors), (alt_tree, alt_tensors)):
                 alt = {"tree": alt_tree, "inputs": base64.b64encode(tensor_io.write(alt_tensors)).decode()}
                 alt_expected = outcome_of(judge_harness.compute({**payload, **alt, "code": reference}))
-        expected = outcome_of(judge_harness.compute({**payload, "code": reference}))
+        expected = outcome_of(reference_record(payload, reference))
         if spec.grad and not driver and expected.error is None:
             gen = torch.Generator().manual_seed(case_seed(secret, 20_000 + i))
             weights = {f"w:{key}": torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t.dtype)
@@ -178,8 +185,23 @@ def prepare(spec: JudgeSpec, reference: str, secret: int, deadline_s: float) -> 
                 tensors.update(weights)
                 payload["inputs"] = base64.b64encode(tensor_io.write(tensors)).decode()
                 expected = outcome_of(judge_harness.compute({**payload, "code": reference}))
-        prepared.append(Case(name, [_shape(a) for a in args], payload, expected, alt, alt_expected))
+        prepared.append(Case(name, [_shape(a) for a in (*first_args, *then_args)], payload, expected,
+                             alt, alt_expected))
     return prepared
+
+
+def _defines(tests_src: str, name: str) -> bool:
+    return any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.parse(tests_src).body)
+
+
+def reference_record(payload: dict[str, Any], reference: str) -> bytes:
+    """The reference's record of a case, through both stages of a problem in two."""
+    first, then = judge_harness.stages(payload)
+    record = judge_harness.compute({**first, "code": reference})
+    if then is not None:
+        carried = judge_harness.carried_stage(then, base64.b64encode(record).decode())
+        record = judge_harness.compute({**carried, "code": reference})
+    return record
 
 
 # ---- comparing ---------------------------------------------------------------------------------
@@ -469,13 +491,17 @@ def judge_locally(spec: JudgeSpec, reference: str, code: str, secret: int = 0,
     """Judge our own code (references, stubs, known-wrong solutions) through the same cases,
     harness and verdict, in forked children of this warm process instead of the sandbox: CI
     proves every test set discriminates this way."""
+    if spec.case_memory_mb:  # this warm process's freed tensors would be free memory in its
+        judge_harness.fixed_mmap_threshold()  # children, outside their memory limit
     cases = prepare(spec, reference, secret, deadline_s)
     if spec.graph_evidence:  # imported once here, not in every forked child's time limit
         import torch.fx.experimental.proxy_tensor  # noqa: F401
     results = []
     for case in cases:
-        line = judge_harness.run_case({**case.payload, "code": code}, emit=False)
-        frame = json.loads(line[len(judge_harness.MARK):])
+        first, then = judge_harness.stages(case.payload)
+        frame = _run_locally(first, code)
+        if then is not None and frame.get("finished") and frame.get("record"):
+            frame = _run_locally(judge_harness.carried_stage(then, frame["record"]), code)
         results.append(frame)
         if not frame.get("finished"):
             break
@@ -487,6 +513,12 @@ def judge_locally(spec: JudgeSpec, reference: str, code: str, secret: int = 0,
             problems = replay_problems(cases, results, problems, which,
                                        {"record": base64.b64encode(record).decode()}, spec)
     return verdict_of(cases, results, problems)
+
+
+def _run_locally(payload: dict[str, Any], code: str) -> dict[str, Any]:
+    line = judge_harness.run_case({**payload, "code": code}, emit=False)
+    frame: dict[str, Any] = json.loads(line[len(judge_harness.MARK):])
+    return frame
 
 
 # ---- the process the worker talks to ------------------------------------------------------------

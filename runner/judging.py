@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from runner import judge_harness
 from runner.jobs import JobRequest, JobResult, JobState, Limits
 from runner.judge import JudgeSpec, Verdict
 from runner.outcome import build_result
@@ -157,12 +158,13 @@ async def _judge(job_id: str, request: JobRequest, slot: Slot, note: str | None,
             if job_id in _cancelled:
                 done.state, done.error_message = JobState.CANCELLED, CANCELLED
                 return done
-            raw = await slot.run(f"{job_id}.{i}", case_program(payload, request.code), limits)
-            case = build_result(f"{job_id}.{i}", request, raw, limits, device_used=slot.device_label,
-                                device_note=note, torch_version=slot.torch_version)
-            text = (case.full_output or b"").decode(errors="replace") if case.output_truncated \
-                else case.stdout
-            line = result_line(text)
+            first, then = judge_harness.stages(payload)
+            case, line = await _case_job(f"{job_id}.{i}", request, slot, note, limits, first)
+            if then is not None and case.state is JobState.DONE and line is not None \
+                    and isinstance(line.get("record"), str) and line["record"] and not _load_failed(line):
+                # the second stage: a job of its own, given only the first one's record
+                case, line = await _case_job(f"{job_id}.{i}.then", request, slot, note, limits,
+                                             judge_harness.carried_stage(then, line["record"]))
             results.append(_case_result(case, line))
             if case.state is JobState.CANCELLED:
                 done.state, done.error_message = JobState.CANCELLED, case.error_message
@@ -186,6 +188,16 @@ async def _judge(job_id: str, request: JobRequest, slot: Slot, note: str | None,
     done.duration_s = verdict.elapsed_s or 0.0
     done.peak_rss_mb = verdict.peak_memory_mb
     return done
+
+
+async def _case_job(name: str, request: JobRequest, slot: Slot, note: str | None, limits: Limits,
+                    payload: dict[str, Any]) -> tuple[JobResult, dict[str, Any] | None]:
+    """One sandbox job of a case: its result and its result line (None if absent)."""
+    raw = await slot.run(name, case_program(payload, request.code), limits)
+    case = build_result(name, request, raw, limits, device_used=slot.device_label,
+                        device_note=note, torch_version=slot.torch_version)
+    text = (case.full_output or b"").decode(errors="replace") if case.output_truncated else case.stdout
+    return case, result_line(text)
 
 
 async def _replay(job_id: str, request: JobRequest, slot: Slot, note: str | None, limits: Limits,

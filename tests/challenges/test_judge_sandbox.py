@@ -235,3 +235,23 @@ async def test_a_forbidden_name_reached_at_run_time_is_the_forbidden_op_verdict(
     assert (verdict.passed, verdict.failure, verdict.detail) == (
         0, "test 'basic' (inputs 4×10, int): your code uses aten._softmax, which this problem "
         "forbids (under any name)", None)
+
+
+@needs_namespaces
+async def test_a_resumed_checkpoint_is_loaded_in_a_job_of_its_own(pool: LocalPool) -> None:
+    """resume-checkpoint: save and load run in two sandbox jobs, the second given only the bytes
+    the first shipped, so a `load` that reads the live objects `save` kept in a global fails."""
+    problem = problem_of("resume-checkpoint")
+    right = await judge(pool, problem.reference, problem="resume-checkpoint")
+    assert right.solved, right
+    kept = await judge(pool, """
+        KEPT = {}
+        def save(model, opt, step):
+            KEPT["model"], KEPT["opt"] = model, opt
+            return {"step": step}
+        def load(model, opt, ckpt):
+            model.load_state_dict(KEPT["model"].state_dict())
+            opt.load_state_dict(KEPT["opt"].state_dict())
+            return ckpt["step"]
+    """, problem="resume-checkpoint")
+    assert (kept.passed, kept.detail) == (0, "KeyError: 'model'")
