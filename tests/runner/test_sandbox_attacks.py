@@ -802,17 +802,20 @@ async def test_a_busy_member_cannot_push_another_members_job_past_its_wall_limit
     assert hog_ms < 3 * int(victim_ms), (hog_ms, victim_ms)
 
 
-async def test_code_with_a_lone_surrogate_is_refused_with_a_reason(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("code", "reason"), [
+    ("print('\ud800')", "character 8 is not valid text (a lone surrogate)"),
+    ("print('a')\x00\nprint('b')", "character 11 is a null byte, which Python code cannot hold"),
+], ids=["lone surrogate", "null byte"])
+async def test_code_that_is_not_plain_text_is_refused_with_a_reason(
+        tmp_path: Path, code: str, reason: str) -> None:
     conf = RunnerSettings(cpu_slots=1, gpus=[], disk_mb=32, allow_weak_isolation=not FULL,
                           journal_path=tmp_path / "journal.sqlite3")
     runner = EmbeddedRunner(conf)
     await runner.start()
     try:
         with pytest.raises(JobRejected) as refused:
-            await runner.submit(JobRequest("print('\ud800')", "t:attacker", {}))
-        assert refused.value.message == (
-            "code rejected: character 8 is not valid text (a lone surrogate); paste the snippet "
-            "again as plain text")
+            await runner.submit(JobRequest(code, "t:attacker", {}))
+        assert refused.value.message == f"code rejected: {reason}; paste the snippet again as plain text"
         submitted = await runner.submit(JobRequest("print('ok')", "t:attacker", {}))
         assert submitted.job_id
     finally:
@@ -924,23 +927,6 @@ async def test_a_segfault_is_reported_as_killed_by_sigsegv(pool: LocalPool) -> N
     assert result.stdout == "before\n", result
     assert result.duration_s < LIMITS.timeout_s
     await still_serves(pool)
-
-
-async def test_code_with_a_null_byte_is_refused_with_a_reason(tmp_path: Path) -> None:
-    conf = RunnerSettings(cpu_slots=1, gpus=[], disk_mb=32, allow_weak_isolation=not FULL,
-                          journal_path=tmp_path / "journal.sqlite3")
-    runner = EmbeddedRunner(conf)
-    await runner.start()
-    try:
-        with pytest.raises(JobRejected) as refused:
-            await runner.submit(JobRequest("print('a')\x00\nprint('b')", "t:attacker", {}))
-        assert refused.value.message == (
-            "code rejected: character 11 is a null byte, which Python code cannot hold; "
-            "paste the snippet again as plain text")
-        submitted = await runner.submit(JobRequest("print('ok')", "t:attacker", {}))
-        assert submitted.job_id
-    finally:
-        await runner.close()
 
 
 async def test_undecodable_output_shows_replacement_characters(pool: LocalPool) -> None:
