@@ -83,16 +83,26 @@ class Float32Draws(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def in_float64(payload: dict[str, Any], reference: str) -> Outcome:
-    """The reference's values on the case's inputs (and gradient weights) made float64."""
-    given = tensor_io.read(base64.b64decode(payload["inputs"]))[1]
+def _widened(stage: dict[str, Any]) -> dict[str, Any]:
+    if "inputs" not in stage:
+        return stage
+    given = tensor_io.read(base64.b64decode(stage["inputs"]))[1]
     widened = tensor_io.write({key: _to64(t) for key, t in given.items()})
+    return {**stage, "inputs": base64.b64encode(widened).decode()}
+
+
+def in_float64(payload: dict[str, Any], reference: str) -> Outcome:
+    """The reference's values on the case's inputs (and gradient weights) made float64, through
+    both stages of a problem in two (the first stage's record carried as the judge carries it)."""
+    first, then = judge_harness.stages(payload)
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
         with Float32Draws():
-            record = judge_harness.compute({**payload, "code": reference,
-                                            "inputs": base64.b64encode(widened).decode()})
+            record = judge_harness.compute({**_widened(first), "code": reference})
+            if then is not None:
+                carried = judge_harness.carried_stage(_widened(then), base64.b64encode(record).decode())
+                record = judge_harness.compute({**carried, "code": reference})
     finally:
         torch.set_default_dtype(default)
     return outcome_of(record)
