@@ -88,6 +88,7 @@ def warm_up() -> bool:
     if not gpu_slot:
         y.backward()
     str(x)
+    torch.seed()  # its first call imports each backend's seeding (~1 ms); jobs reseed anyway
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
     return True
 
