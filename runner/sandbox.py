@@ -5,6 +5,11 @@ pipes and a job socket, sends the code to the child itself, reads the output and
 (bounded, integers-only) metadata, enforces the wall time and output cap, and reads the
 verdict from the kernel's cgroup counters. The template never sees code or output.
 
+Why the next job's child is forked while the slot is idle: the fork, the child's hello, its
+move into a fresh cgroup (on cgroup v1 a move can wait for an RCU grace period, several ms)
+and its namespaces then cost a member nothing. The child has seen no job data until the job
+comes: it is the same copy of the template a fork at that moment would make.
+
 Any protocol surprise (a bad reply, a dead template, a missed deadline) restarts the
 template, and the member is told what happened, never shown a traceback.
 """
@@ -112,6 +117,22 @@ def parse_meta(data: bytes) -> dict[str, int]:
     return meta
 
 
+@dataclass
+class _Ready:
+    """A child forked ahead of its job, waiting for the job's limits and code."""
+
+    sock: socket.socket  # its job socket: limits and code out, metadata in
+    out_r: int
+    err_r: int
+    host_pid: int | None  # None: it died before its hello (its exit will say why)
+
+    def close(self) -> None:
+        self.sock.close()
+        for fd in (self.out_r, self.err_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 class _Job:
     """Book-keeping of one running job on the worker side."""
 
@@ -180,6 +201,8 @@ class Slot:
         self._scratch: str | None = None
         self._job: _Job | None = None
         self._seq = 0
+        self._ready: _Ready | None = None  # the next job's child, forked while idle
+        self._preparing: asyncio.Task[None] | None = None
 
     @property
     def device_label(self) -> str:
@@ -252,10 +275,17 @@ class Slot:
         self.cuda_version = clean_version(ready.get("cuda_version"))
         log.info("slot %d (%s) ready, torch %s preloaded: %s", self.index, self.device_label,
                  self.torch_version or "unknown", self.torch_warm)
+        self._prepare_next()
 
     async def close(self) -> None:
+        task, self._preparing = self._preparing, None
+        ctl, self._ctl = self._ctl, None  # first: a job ending now forks no next child
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        self._drop_ready()
         proc, self._proc = self._proc, None
-        ctl, self._ctl = self._ctl, None
         if ctl is not None:
             ctl.close()
         if proc and proc.returncode is None:
@@ -268,13 +298,13 @@ class Slot:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
 
-    def _new_cgroup(self, limits: Limits) -> JobCgroup | None:
+    def _new_cgroup(self) -> JobCgroup | None:
+        """The next job's cgroups, with no limits yet (its child waits there, idle)."""
         if self.cgroups is None:
             return None
         # a random name: a job reading /proc/self/cgroup cannot count the jobs before it
         self.cgroup = JobCgroup(self.cgroups, f"job-{secrets.token_hex(8)}")
         self.cgroup.create()
-        self.cgroup.set_limits(limits.memory_mb, limits.max_procs)
         self._oom_fd = self.cgroup.oom_eventfd()
         return self.cgroup
 
@@ -326,6 +356,87 @@ class Slot:
             finally:
                 self.busy = False
                 self._job = None
+                self._prepare_next()
+
+    def _prepare_next(self) -> None:
+        """Fork the next job's child in the background, once this job's result is out."""
+        if self._preparing is None and self._ctl is not None:
+            self._preparing = asyncio.ensure_future(self._idle_work())
+
+    async def _idle_work(self) -> None:
+        self._drop_cgroup()  # the last job's, its processes already dead
+        if self._seq and not self.isolation.per_job_scratch:
+            self._control({"op": "clean", "dirs": self._dirs_to_clean()})
+            await self._expect("cleaned", REPLY_TIMEOUT_S)
+        await self._fork_ready()
+
+    async def _fork_ready(self) -> None:
+        self._seq += 1
+        cgroup = self._new_cgroup()
+        out_r, out_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        mine.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        mine.setblocking(False)
+        ready = _Ready(mine, out_r, err_r, None)
+        try:
+            os.set_blocking(out_w, True)
+            os.set_blocking(err_w, True)
+            self._control(self._fork_request(), [theirs.fileno(), out_w, err_w])
+        except BaseException:
+            ready.close()
+            raise
+        finally:
+            theirs.close()
+            os.close(out_w)
+            os.close(err_w)
+        try:
+            await self._expect("forked", REPLY_TIMEOUT_S)
+            async with asyncio.timeout(REPLY_TIMEOUT_S):
+                ready.host_pid = await self._hello(mine)
+            if ready.host_pid is not None and cgroup is not None:
+                cgroup.add(ready.host_pid)
+        except BaseException:
+            ready.close()
+            raise
+        self._ready = ready
+
+    def _drop_ready(self) -> None:
+        ready, self._ready = self._ready, None
+        if ready is not None:
+            ready.close()  # an unused child reads EOF instead of a job and exits
+
+    async def _take_ready(self, retry: bool = True) -> _Ready:
+        """The child forked while idle; a fresh one if that failed or the child has died."""
+        task, self._preparing = self._preparing, None
+        try:
+            if task is not None:
+                await task
+            if self._ready is not None and (said := self._peek()) is not None:
+                if not said:
+                    raise SandboxCrashed("the template exited")
+                await self._expect("exit", REPLY_TIMEOUT_S)  # the idle child ended: forget it
+                self._drop_ready()
+            if self._ready is None:
+                await self._idle_work()
+        except (SandboxCrashed, OSError, TimeoutError, ValueError, KeyError, TypeError) as exc:
+            if not retry:
+                raise
+            log.warning("slot %d: the next job's child was lost (%s); restarting", self.index, exc)
+            if not await self._restart():
+                raise SandboxCrashed("the template could not be restarted") from exc
+            return await self._take_ready(retry=False)
+        ready, self._ready = self._ready, None
+        assert ready is not None
+        return ready
+
+    def _peek(self) -> bytes | None:
+        """A reply waiting on the control socket (b"" if the template has gone), else None."""
+        assert self._ctl is not None
+        try:
+            return self._ctl.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return None
 
     async def _restart(self) -> bool:
         await self.close()
@@ -347,59 +458,45 @@ class Slot:
             log.warning("slot %d: sandbox lost during job %s: %s", self.index, job_id, exc)
             return _crashed(await self._restart())
 
-    def _fork_request(self, limits: Limits) -> dict[str, Any]:
+    def _fork_request(self) -> dict[str, Any]:
+        """What the template needs to fork a child: the same for every job of this slot."""
         job_dir = self._job_dir()
         env = {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": job_dir, "TMPDIR": job_dir,
                "USER": "sandbox", "MALLOC_ARENA_MAX": "2", "MPLCONFIGDIR": job_dir,
                "CUDA_VISIBLE_DEVICES": self.gpu.visible_devices if self.gpu else ""}
+        return {"op": "fork", "job": self._seq, "uid": self.job_uid, "job_dir": job_dir,
+                "env": env, "cgroup": self.cgroups is not None,
+                "scratch": self.isolation.per_job_scratch,
+                "pid_namespace": self.isolation.per_job_scratch}
+
+    def _job_request(self, limits: Limits) -> dict[str, Any]:
+        """What the waiting child needs from this job before its code: its limits."""
         mem = limits.memory_mb * 1024 * 1024
         fallback = self.cgroups is None
-        return {"op": "fork", "job": self._seq, "uid": self.job_uid, "job_dir": job_dir,
-                "env": env, "limits": limits.to_dict(), "cgroup": not fallback,
-                "scratch": self.isolation.per_job_scratch,
-                "pid_namespace": self.isolation.per_job_scratch,
+        return {"limits": limits.to_dict(),
                 # both tmpfs are memory: neither may be larger than the job's memory limit
                 "disk_bytes": min(self.disk_mb * 1024 * 1024, mem), "shm_bytes": mem,
                 # without kernel limits, the old guards stand in (GPU slots: CUDA reserves
                 # huge address ranges, so no RLIMIT_AS there)
                 "rlimit_as_extra_bytes": mem if fallback and self.gpu is None else 0,
-                "rlimit_nproc": limits.max_procs if fallback else 0,
-                "watchdog_kb": limits.memory_mb * 1024 if fallback else 0}
+                "rlimit_nproc": limits.max_procs if fallback else 0}
 
     async def _supervise(self, code: str, limits: Limits) -> RawOutcome:
-        self._seq += 1
-        try:
-            cgroup = self._new_cgroup(limits)
-            return await self._supervise_in(cgroup, code, limits)
-        finally:
-            self._drop_cgroup()
+        return await self._supervise_in(await self._take_ready(), code, limits)
 
-    async def _supervise_in(self, cgroup: JobCgroup | None, code: str,
-                            limits: Limits) -> RawOutcome:
+    async def _supervise_in(self, ready: _Ready, code: str, limits: Limits) -> RawOutcome:
         loop = asyncio.get_running_loop()
         job = self._job = _Job(int(limits.output_cap_bytes))
-        out_r, out_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-        err_r, err_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        mine.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-        mine.setblocking(False)
+        mine, out_r, err_r = ready.sock, ready.out_r, ready.err_r
         readers: list[int] = []
         try:
-            os.set_blocking(out_w, True)
-            os.set_blocking(err_w, True)
-            self._control(self._fork_request(limits), [theirs.fileno(), out_w, err_w])
-        finally:
-            theirs.close()
-            os.close(out_w)
-            os.close(err_w)
-        try:
-            await self._expect("forked", REPLY_TIMEOUT_S)
+            if self.cgroup is not None:
+                self.cgroup.set_limits(limits.memory_mb, limits.max_procs)
+            else:  # the template's watchdog stands in for the memory cgroup
+                self._control({"op": "watch", "job": self._seq, "kb": limits.memory_mb * 1024})
             start = loop.time()
-            async with asyncio.timeout(REPLY_TIMEOUT_S):
-                host_pid = await self._hello(mine)
-            if host_pid is not None:
-                if cgroup is not None:
-                    cgroup.add(host_pid)
+            if ready.host_pid is not None:
+                mine.send(json.dumps(self._job_request(limits)).encode())
                 mine.send(code.encode())
             for fd, buf in ((out_r, job.out), (err_r, job.err)):
                 loop.add_reader(fd, self._on_output, fd, buf)
@@ -425,7 +522,7 @@ class Slot:
                 if not exit_task.done():
                     exit_task.cancel()
             duration = loop.time() - start
-            if cgroup is not None and not cgroup.kill_all():  # what the snippet left behind
+            if self.cgroup is not None and not self.cgroup.kill_all():  # what it left behind
                 raise SandboxCrashed("the job's processes would not die")
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
@@ -433,12 +530,7 @@ class Slot:
         finally:
             for fd in readers:
                 loop.remove_reader(fd)
-            os.close(out_r)
-            os.close(err_r)
-            mine.close()
-        if not self.isolation.per_job_scratch:
-            self._control({"op": "clean", "dirs": self._dirs_to_clean()})
-            await self._expect("cleaned", REPLY_TIMEOUT_S)
+            ready.close()
         return self._outcome(reply, job, duration)
 
     def _dirs_to_clean(self) -> list[str]:
@@ -464,7 +556,7 @@ class Slot:
         if self.cgroup is not None:
             self.cgroup.kill_all()
         with contextlib.suppress(OSError, SandboxCrashed):
-            self._control({"op": "kill"})
+            self._control({"op": "kill", "job": self._seq})
 
     def _on_output(self, fd: int, buf: bytearray) -> None:
         job = self._job

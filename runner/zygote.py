@@ -5,11 +5,12 @@ the bubblewrap sandbox, where the bot's source tree is not visible.
 
 A clean template: this process never holds job data. The worker (`runner.sandbox`) sends
 it, over a unix socket, a fork request with three fresh file descriptors (a job socket,
-stdout and stderr pipes) and the numeric limits. The template forks and closes its copies
-at once. The child then gets its code from the worker over the job socket, and its output
-and metadata go straight back to the worker. So a job's memory image is a copy of a
-process that has only ever imported torch. What the template reports is integers: the
-child's pid, its wait status and rusage.
+stdout and stderr pipes). The template forks and closes its copies at once. The worker asks
+for the next job's child while the slot is idle, so the child sets up what no job decides
+(its namespaces, /proc) and waits; when a job comes, the worker sends the child, over the job
+socket, that job's limits and then its code. Its output and metadata go straight back to the
+worker. So a job's memory image is a copy of a process that has only ever imported torch.
+What the template reports is integers: the child's pid, its wait status and rusage.
 
 Each job child, before the snippet runs: a PID namespace of its own (PID 1 a tiny reaper,
 so it sees only its own processes and /proc is that namespace's), a new session, new IPC
@@ -123,19 +124,25 @@ def tmpfs_options(size: int) -> str:
     return f"size={size},nr_inodes={max(size // resource.getpagesize(), 1024)},mode=1777"
 
 
-def fresh_scratch(req: dict) -> None:
-    """New IPC + mount namespaces, and empty tmpfs on /tmp and /dev/shm for this job only."""
+def own_namespaces(req: dict) -> None:
+    """New IPC + mount namespaces and a /proc of the job's own PID namespace (only its
+    processes): nothing here depends on the job, so the child does it before one comes."""
     check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
     mount("none", "/", None, MS_REC | MS_PRIVATE, None)
-    flags = MS_NOSUID | MS_NODEV
-    mount("tmpfs", "/tmp", "tmpfs", flags, tmpfs_options(int(req["disk_bytes"])))
-    mount("tmpfs", "/dev/shm", "tmpfs", flags, tmpfs_options(int(req["shm_bytes"])))
-    if req.get("pid_namespace"):  # a /proc of the job's own PID namespace: only its processes
-        mount("proc", "/proc", "proc", flags | MS_NOEXEC, None)
+    if req.get("pid_namespace"):
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
         for path in PROC_READ_ONLY:
             if os.path.exists(path):
                 mount(path, path, None, MS_BIND | MS_REC, None)
                 mount("none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY, None)
+
+
+def fresh_scratch(req: dict) -> None:
+    """Empty tmpfs on /tmp and /dev/shm for this job only, sized from its limits (in the
+    mount namespace of `own_namespaces`, so they go with the job)."""
+    flags = MS_NOSUID | MS_NODEV
+    mount("tmpfs", "/tmp", "tmpfs", flags, tmpfs_options(int(req["disk_bytes"])))
+    mount("tmpfs", "/dev/shm", "tmpfs", flags, tmpfs_options(int(req["shm_bytes"])))
     for i, path in enumerate(KEEP):  # a Python install living under /tmp is bound again
         if path.startswith("/tmp/"):
             os.makedirs(path, mode=0o755, exist_ok=True)
@@ -206,12 +213,14 @@ def load_filter(bpf: bytes) -> None:
     check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
 
 
-def receive_code(sock: socket.socket) -> str:
-    sock.send(b"hello")  # the worker reads our host pid from SCM_CREDENTIALS, moves us
-    data = sock.recv(MAX_CODE_BYTES)  # into the job's cgroup, then sends the code
+def receive_job(sock: socket.socket) -> tuple[dict, str]:
+    """The job's limits, then its code, from the worker (who moved us into the job's cgroup
+    after our hello); an empty read means the worker dropped this child unused."""
+    header = sock.recv(65536)
+    data = sock.recv(MAX_CODE_BYTES) if header else b""
     if not data:
         os._exit(125)
-    return data.decode("utf-8", errors="replace")
+    return json.loads(header), data.decode("utf-8", errors="replace")
 
 
 def send_meta(meta: dict[str, int]) -> None:
@@ -231,9 +240,13 @@ def as_script(source: str) -> dict:
     except OSError:
         pass  # a full disk still runs the code, without its source on disk
     torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.seed()  # a new interpreter's random seed, not the template's (Python's
-        # `random` reseeds itself after fork)
+    if torch is not None:  # a new interpreter's random seed, not the template's (Python's
+        # `random` reseeds itself after fork); CUDA's too on a GPU slot (torch.seed() queues
+        # it for CUDA's start, at ~1 ms a call, so CPU slots reseed the CPU generator only)
+        if os.environ.get("CUDA_VISIBLE_DEVICES"):
+            torch.seed()
+        else:
+            torch.default_generator.seed()
     main = types.ModuleType("__main__")
     main.__file__ = os.path.abspath("snippet.py")
     main.__builtins__ = __builtins__  # type: ignore[attr-defined]  # a module has __builtins__ at run time; typeshed omits it
@@ -255,7 +268,11 @@ def child_main(req: dict, fds: list[int], job_bpf: bytes) -> None:
         os.dup2(job_sock, META_FD)
         os.closerange(META_FD + 1, 65536)
         with socket.socket(fileno=os.dup(META_FD)) as sock:  # the dup closes; fd 3 stays
-            source = receive_code(sock)
+            sock.send(b"hello")  # the worker reads our host pid from SCM_CREDENTIALS
+            if req.get("scratch"):
+                own_namespaces(req)
+            job, source = receive_job(sock)  # here the slot sits idle until a job comes
+        req = {**req, **job}
         if req.get("scratch"):
             fresh_scratch(req)
         job_dir, uid = req["job_dir"], req.get("uid")
@@ -437,7 +454,10 @@ class Template:
                 self.job_bpf = f.read()
 
     def send(self, message: dict) -> None:
-        self.control.send(json.dumps(message).encode())
+        try:
+            self.control.send(json.dumps(message).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            os._exit(0)  # the worker has gone (closed or restarting the slot): so do we
 
     def run(self) -> None:
         warm = warm_up()
@@ -450,7 +470,7 @@ class Template:
             req = json.loads(msg)
             if req.get("op") == "fork" and len(fds) == 3:
                 self.job(req, fds)
-            elif req.get("op") == "kill" and not fds:
+            elif req.get("op") in ("kill", "watch") and not fds:
                 continue  # the job it meant has already ended
             elif req.get("op") == "clean" and not fds:
                 clean_shared_scratch([str(p) for p in req.get("dirs", [])])
@@ -479,13 +499,12 @@ class Template:
             os.close(fd)
         pidfd = os.pidfd_open(pid)
         self.send({"op": "forked", "job": req["job"], "pid": pid})
-        watchdog_kb = int(req.get("watchdog_kb") or 0)
+        watchdog_kb = 0  # set by a "watch" when the job comes, on hosts without cgroups
         sel = selectors.DefaultSelector()
         sel.register(pidfd, selectors.EVENT_READ)
         sel.register(self.control, selectors.EVENT_READ)
         killed = None
-        peak_kb = 0
-        base_kb = self.jobs.pss_kb(pid) if watchdog_kb else 0  # pages shared with us
+        peak_kb = base_kb = 0
         while True:
             events = sel.select(timeout=0.05 if watchdog_kb else None)
             if any(key.fd == pidfd for key, _ in events):
@@ -495,8 +514,16 @@ class Template:
                 if not msg:
                     self.jobs.kill_all(pid)
                     os._exit(0)
-                if json.loads(msg).get("op") == "kill":
+                order = json.loads(msg)
+                if "job" in order and order["job"] != req["job"]:
+                    continue  # meant for a job that has ended
+                if order.get("op") == "kill":
                     self.jobs.kill_all(pid)
+                elif order.get("op") == "watch":
+                    watchdog_kb = int(order.get("kb") or 0)
+                    base_kb = self.jobs.pss_kb(pid)  # pages still shared with us
+                else:  # the worker restarts us on this, as on any surprise
+                    self.send({"op": "error", "error": f"unexpected request {order.get('op')!r}"})
             if watchdog_kb:  # fallback only: the kernel's memory cgroup is the real limit
                 used = self.jobs.pss_kb(pid) - base_kb
                 peak_kb = max(peak_kb, used)

@@ -138,29 +138,34 @@ def job_env(job_dir: str, cuda: str) -> dict[str, str]:
 MECHANISM = Mechanism(2, Path("/nonexistent/torchdrill-x"), Path("/nonexistent/torchdrill-x"), True)
 
 
-def test_the_fork_request_without_kernel_limits_sets_the_old_guards() -> None:
+def test_the_fork_request_is_the_same_for_every_job_of_the_slot() -> None:
     slot = Slot(0, FULL, disk_mb=16)
     slot._seq = 7
-    assert slot._fork_request(LIMITS) == {
+    assert slot._fork_request() == {
         "op": "fork", "job": 7, "uid": 61000, "job_dir": "/tmp/job", "env": job_env("/tmp/job", ""),
-        "limits": LIMITS.to_dict(), "cgroup": False, "scratch": True, "pid_namespace": True,
-        "disk_bytes": 16 * 1024 * 1024, "shm_bytes": 300 * 1024 * 1024,
-        "rlimit_as_extra_bytes": 300 * 1024 * 1024, "rlimit_nproc": 64, "watchdog_kb": 300 * 1024}
-    gpu = Slot(1, BWRAP_USER, gpu=Gpu(2, "T4"))
-    request = gpu._fork_request(LIMITS)
-    assert (request["uid"], request["scratch"], request["pid_namespace"], request["rlimit_as_extra_bytes"],
-            request["rlimit_nproc"], request["watchdog_kb"], request["env"]) == (
-        None, False, False, 0, 64, 300 * 1024, job_env("/tmp/job", "2"))
+        "cgroup": False, "scratch": True, "pid_namespace": True}
+    gpu = Slot(1, BWRAP_USER, gpu=Gpu(2, "T4"), cgroups=MECHANISM)
+    assert gpu._fork_request() == {
+        "op": "fork", "job": 0, "uid": None, "job_dir": "/tmp/job", "env": job_env("/tmp/job", "2"),
+        "cgroup": True, "scratch": False, "pid_namespace": False}
 
 
-def test_the_fork_request_with_kernel_limits_leaves_them_to_the_cgroup() -> None:
+def test_the_job_request_without_kernel_limits_sets_the_old_guards() -> None:
+    slot = Slot(0, FULL, disk_mb=16)
+    assert slot._job_request(LIMITS) == {
+        "limits": LIMITS.to_dict(), "disk_bytes": 16 * 1024 * 1024, "shm_bytes": 300 * 1024 * 1024,
+        "rlimit_as_extra_bytes": 300 * 1024 * 1024, "rlimit_nproc": 64}
+    gpu = Slot(1, BWRAP_USER, gpu=Gpu(2, "T4"))  # CUDA reserves huge ranges: no RLIMIT_AS there
+    assert (gpu._job_request(LIMITS)["rlimit_as_extra_bytes"], gpu._job_request(LIMITS)["rlimit_nproc"]) == (0, 64)
+
+
+def test_the_job_request_with_kernel_limits_leaves_them_to_the_cgroup() -> None:
     slot = Slot(0, FULL, cgroups=MECHANISM)
-    request = slot._fork_request(LIMITS)
-    assert (request["job"], request["cgroup"], request["rlimit_as_extra_bytes"], request["rlimit_nproc"],
-            request["watchdog_kb"], request["shm_bytes"], request["disk_bytes"]) == (
-        0, True, 0, 0, 0, 300 * 1024 * 1024, 64 * 1024 * 1024)
+    request = slot._job_request(LIMITS)
+    assert (request["rlimit_as_extra_bytes"], request["rlimit_nproc"], request["shm_bytes"],
+            request["disk_bytes"]) == (0, 0, 300 * 1024 * 1024, 64 * 1024 * 1024)
     # both tmpfs are memory: a disk allowance above the memory limit is cut to it
-    roomy = Slot(0, FULL, cgroups=MECHANISM, disk_mb=1024)._fork_request(LIMITS)
+    roomy = Slot(0, FULL, cgroups=MECHANISM, disk_mb=1024)._job_request(LIMITS)
     assert (roomy["disk_bytes"], roomy["shm_bytes"]) == (300 * 1024 * 1024, 300 * 1024 * 1024)
 
 
@@ -181,6 +186,9 @@ class FakeCgroup:
     def kill_all(self) -> bool:
         self.events.append("kill_all")
         return self.dies
+
+    def set_limits(self, memory_mb: int, max_procs: int) -> None:
+        self.events.append(("limits", memory_mb, max_procs))
 
     def add(self, pid: int) -> None:
         self.events.append(("add", pid))
@@ -345,12 +353,14 @@ async def test_a_kill_stops_the_cgroup_and_tells_the_template_once(wired: tuple[
     slot, theirs = wired
     await slot.cancel()  # no job: nothing to stop
     job = slot._job = _Job(10)
+    slot._seq = 5
     cgroup = slot.cgroup = FakeCgroup()  # type: ignore[assignment]
     await slot.cancel()
     assert job.stop.result() == "cancelled"
     slot._kill()
     assert job.killed and cgroup.events == ["kill_all"]  # type: ignore[union-attr]
-    assert json.loads(theirs.recv(100)) == {"op": "kill"}
+    # naming its job: a late kill never reaches the child waiting for the next one
+    assert json.loads(theirs.recv(100)) == {"op": "kill", "job": 5}
     slot._kill()
     assert cgroup.events == ["kill_all"]  # type: ignore[union-attr]
     theirs.setblocking(False)
@@ -359,7 +369,7 @@ async def test_a_kill_stops_the_cgroup_and_tells_the_template_once(wired: tuple[
     slot._job = None
     slot._kill()
     assert cgroup.events == ["kill_all", "kill_all"]  # type: ignore[union-attr]
-    assert json.loads(theirs.recv(100)) == {"op": "kill"}
+    assert json.loads(theirs.recv(100)) == {"op": "kill", "job": 5}
     slot.cgroup = None
 
 
@@ -709,28 +719,31 @@ async def test_each_job_gets_a_fresh_cgroup_with_its_limits(tmp_path: Path) -> N
     top = tmp_path / "torchdrill-x"
     slot = Slot(2, FULL, cgroups=Mechanism(2, top, top, True))
     slot._seq = 4
-    cgroup = slot._new_cgroup(LIMITS)
+    cgroup = slot._new_cgroup()
     assert cgroup is slot.cgroup and cgroup is not None
     # a random name: a job cannot count the jobs before it from /proc/self/cgroup
     assert cgroup.memory.parent == top and re.fullmatch(r"job-[0-9a-f]{16}", cgroup.memory.name)
     assert "job4" not in cgroup.memory.name
     other = Slot(2, FULL, cgroups=Mechanism(2, top, top, True))
     other._seq = 4
-    assert other._new_cgroup(LIMITS).memory != cgroup.memory  # type: ignore[union-attr]
+    assert other._new_cgroup().memory != cgroup.memory  # type: ignore[union-attr]
     other._drop_cgroup()
+    # made while the slot is idle: the job's limits are written when it comes
+    assert not (cgroup.memory / "memory.max").exists()
+    cgroup.set_limits(LIMITS.memory_mb, LIMITS.max_procs)
     assert (cgroup.memory / "memory.max").read_text() == str(300 * 1024 * 1024)
     assert (cgroup.pids / "pids.max").read_text() == "64"
     assert slot._oom_fd is None
     slot._drop_cgroup()
     assert slot.cgroup is None
-    assert Slot(0, FULL)._new_cgroup(LIMITS) is None
+    assert Slot(0, FULL)._new_cgroup() is None
 
 
 async def test_a_v1_job_cgroup_brings_its_oom_eventfd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     efd = os.eventfd(0)
     monkeypatch.setattr(sandbox.JobCgroup, "oom_eventfd", lambda self: efd)
     slot = Slot(0, FULL, cgroups=Mechanism(2, tmp_path / "t", tmp_path / "t", True))
-    slot._new_cgroup(LIMITS)
+    slot._new_cgroup()
     assert slot._oom_fd == efd
     slot._drop_cgroup()
     assert slot._oom_fd is None
@@ -738,24 +751,39 @@ async def test_a_v1_job_cgroup_brings_its_oom_eventfd(tmp_path: Path, monkeypatc
         os.fstat(efd)
 
 
-async def test_supervise_numbers_the_job_and_always_drops_its_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_last_jobs_cgroup_goes_before_the_next_child_is_forked(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     slot = Slot(0, FULL)
+    last = slot.cgroup = FakeCgroup()  # type: ignore[assignment]
+    forked: list[Any] = []
+
+    async def fork_ready() -> None:
+        forked.append(slot.cgroup)
+
+    monkeypatch.setattr(slot, "_fork_ready", fork_ready)
+    await slot._idle_work()
+    assert (last.events, forked) == (["remove"], [None])
+
+
+async def test_supervise_runs_the_job_in_the_child_forked_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    slot = Slot(0, FULL)
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ready = sandbox._Ready(mine, *os.pipe(), 42)  # type: ignore[call-arg]
     seen: list[Any] = []
 
-    async def inner(cgroup: Any, code: str, limits: Limits) -> RawOutcome:
-        seen.append((slot._seq, cgroup, code))
-        slot.cgroup = FakeCgroup()  # type: ignore[assignment]
-        if code == "fail":
-            raise SandboxCrashed("lost")
+    async def take() -> sandbox._Ready:
+        return ready
+
+    async def inner(given: sandbox._Ready, code: str, limits: Limits) -> RawOutcome:
+        seen.append((given, code, limits))
         return DONE
 
+    monkeypatch.setattr(slot, "_take_ready", take)
     monkeypatch.setattr(slot, "_supervise_in", inner)
     assert await slot._supervise("a", LIMITS) is DONE
-    assert slot.cgroup is None
-    with pytest.raises(SandboxCrashed):
-        await slot._supervise("fail", LIMITS)
-    assert slot.cgroup is None
-    assert seen == [(1, None, "a"), (2, None, "fail")]
+    assert seen == [(ready, "a", LIMITS)]
+    ready.close()
+    theirs.close()
 
 
 # ---- starting the template (its process faked) -------------------------------------------------
@@ -922,7 +950,9 @@ class Template:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.fork: dict[str, Any] = {}
+        self.header: dict[str, Any] = {}
         self.code: bytes | None = None
+        self.watch: dict[str, Any] | None = None
         self.seen: list[dict[str, Any]] = []
         self.job: socket.socket | None = None
         self.out = self.err = -1
@@ -946,10 +976,15 @@ class Template:
         self.reply({"op": "forked"})
 
     async def hello(self) -> None:
+        """Say hello as a child does, then wait (as the slot's idle child) for a job."""
         assert self.job is not None
         self.job.send(b"hi")
         await readable(self.job)
+        self.header = json.loads(self.job.recv(65536))
+        await readable(self.job)
         self.code = self.job.recv(65536)
+        if not self.fork["cgroup"]:  # sent before the code: the watchdog's memory limit
+            self.watch = json.loads(self.sock.recv(65536))
 
     def finish(self) -> None:
         assert self.job is not None
@@ -985,8 +1020,10 @@ async def job_against(slot: Slot, limits: Limits,
 
 async def test_a_job_runs_through_the_template_protocol() -> None:
     slot = Slot(0, FULL, gpu=H200)
+    forks: list[dict[str, Any]] = []
 
     async def child(t: Template) -> None:
+        forks.append(t.fork)
         await t.hello()
         os.write(t.out, b"hello\n")
         os.write(t.err, b"warning\n")
@@ -994,16 +1031,20 @@ async def test_a_job_runs_through_the_template_protocol() -> None:
         t.job.send(b"gpu_max_allocated_bytes=2048")
         t.finish()
         t.reply({"op": "exit", "status": 256, "maxrss_kb": 777})
+        await t.forked()  # the next job's child is asked for at once, with no job waiting
+        forks.append(t.fork)
 
     result, template = await job_against(slot, LIMITS, child)
-    assert template.fork == {**slot._fork_request(LIMITS), "job": 1}
+    assert forks == [{**slot._fork_request(), "job": 1}, {**slot._fork_request(), "job": 2}]
+    assert template.header == slot._job_request(LIMITS)  # the limits go to the child, then the code
     assert template.code == b"print('hi')"
+    assert template.watch == {"op": "watch", "job": 1, "kb": 300 * 1024}  # no cgroup: the watchdog's
     assert (result.exit_code, result.killed, result.stdout, result.stderr, result.output_over_cap) == (
         1, None, b"hello\n", b"warning\n", False)
     assert (result.peak_rss_kb, result.gpu_max_allocated_bytes, result.kernel_limits) == (777, 2048, False)
     assert 0 < result.duration_s < 5
     assert template.seen == []  # per-job scratch: nothing to clean
-    assert (slot.busy, slot._job, slot._seq) == (False, None, 1)
+    assert (slot.busy, slot._job) == (False, None)
 
 
 async def test_a_shared_scratch_is_cleaned_after_the_job() -> None:
@@ -1028,7 +1069,7 @@ async def test_a_job_past_its_wall_time_is_killed() -> None:
     async def child(t: Template) -> None:
         await t.hello()
         os.write(t.out, b"working")
-        assert await t.next_message() == {"op": "kill"}
+        assert await t.next_message() == {"op": "kill", "job": 1}
         t.finish()
         t.reply({"op": "exit", "status": 9, "maxrss_kb": 5})
 
@@ -1044,7 +1085,7 @@ async def test_output_over_the_cap_stops_the_job() -> None:
     async def child(t: Template) -> None:
         await t.hello()
         os.write(t.out, b"0123456789abcdef")
-        assert await t.next_message() == {"op": "kill"}
+        assert await t.next_message() == {"op": "kill", "job": 1}
         t.finish()
         t.reply({"op": "exit", "status": 9})
 
@@ -1058,7 +1099,7 @@ async def test_a_cancelled_job_is_killed_and_reported_cancelled() -> None:
     async def child(t: Template) -> None:
         await t.hello()
         await slot.cancel()
-        assert await t.next_message() == {"op": "kill"}
+        assert await t.next_message() == {"op": "kill", "job": 1}
         t.finish()
         t.reply({"op": "exit", "status": 9})
 
@@ -1081,10 +1122,9 @@ async def test_the_job_joins_its_cgroup_and_the_cgroup_is_emptied(monkeypatch: p
     slot = Slot(0, FULL, cgroups=MECHANISM)
     cgroup = FakeCgroup(oom=1, peak=8192 * 1024)
 
-    def new_cgroup(limits: Limits) -> FakeCgroup:
-        assert limits == LIMITS
-        slot.cgroup = cgroup  # type: ignore[assignment]
-        return cgroup
+    def new_cgroup() -> FakeCgroup:
+        slot.cgroup = cgroup if not cgroup.events else FakeCgroup()  # type: ignore[assignment]
+        return slot.cgroup  # type: ignore[return-value]
 
     monkeypatch.setattr(slot, "_new_cgroup", new_cgroup)
 
@@ -1094,7 +1134,8 @@ async def test_the_job_joins_its_cgroup_and_the_cgroup_is_emptied(monkeypatch: p
         t.reply({"op": "exit", "status": 9})
 
     result, template = await job_against(slot, LIMITS, child)
-    assert cgroup.events == [("add", os.getpid()), "kill_all", "remove"]
+    # joined while idle, the job's limits when it came, emptied after, removed before the next
+    assert cgroup.events == [("add", os.getpid()), ("limits", 300, 64), "kill_all", "remove"]
     assert (result.killed, result.peak_rss_kb, result.kernel_limits) == ("memory", 8192, True)
     assert template.fork["cgroup"] is True
 
@@ -1104,7 +1145,7 @@ async def test_processes_that_will_not_die_lose_the_template(monkeypatch: pytest
     slot = Slot(0, FULL, cgroups=MECHANISM)
     cgroup = FakeCgroup(dies=False)
 
-    def new_cgroup(limits: Limits) -> FakeCgroup:
+    def new_cgroup() -> FakeCgroup:
         slot.cgroup = cgroup  # type: ignore[assignment]
         return cgroup
 
@@ -1132,9 +1173,9 @@ async def test_the_kernels_oom_event_stops_the_job(monkeypatch: pytest.MonkeyPat
     cgroup = FakeCgroup()
     efd = os.eventfd(0, os.EFD_NONBLOCK)
 
-    def new_cgroup(limits: Limits) -> FakeCgroup:
+    def new_cgroup() -> FakeCgroup:
         slot.cgroup = cgroup  # type: ignore[assignment]
-        slot._oom_fd = efd
+        slot._oom_fd = efd if not cgroup.events else None  # the next child's: no event
         return cgroup
 
     monkeypatch.setattr(slot, "_new_cgroup", new_cgroup)
@@ -1142,7 +1183,7 @@ async def test_the_kernels_oom_event_stops_the_job(monkeypatch: pytest.MonkeyPat
     async def child(t: Template) -> None:
         await t.hello()
         os.eventfd_write(efd, 1)
-        assert await t.next_message() == {"op": "kill"}
+        assert await t.next_message() == {"op": "kill", "job": 1}
         t.finish()
         t.reply({"op": "exit", "status": 9})
 
@@ -1164,7 +1205,7 @@ async def test_a_template_that_ignores_the_kill_is_lost(monkeypatch: pytest.Monk
 
     async def child(t: Template) -> None:
         await t.hello()
-        assert await t.next_message() == {"op": "kill"}
+        assert await t.next_message() == {"op": "kill", "job": 1}
         t.finish()
 
     result, _ = await job_against(slot, Limits(timeout_s=0.05), child)

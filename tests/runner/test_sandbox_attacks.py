@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import logging
 import os
 import sys
 import textwrap
@@ -23,7 +24,7 @@ from runner.embedded import EmbeddedRunner
 from runner.isolation import Level, detect
 from runner.jobs import Device, JobRejected, JobRequest, JobResult, JobState, Limits
 from runner.pool import LocalPool
-from runner.sandbox import Gpu
+from runner.sandbox import Gpu, readable
 from runner.settings import RunnerSettings
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.not_for_mutation]
@@ -66,6 +67,34 @@ async def run(pool: LocalPool, code: str, limits: Limits = LIMITS) -> JobResult:
 async def still_serves(pool: LocalPool) -> None:
     result = await run(pool, "import torch\nprint(torch.ones(2).sum().item())")
     assert (result.state, result.stdout) == (JobState.DONE, "2.0\n"), result
+
+
+async def next_child(pool: LocalPool) -> tuple[int, int]:
+    """Wait (bounded) until the idle slot has forked the next job's child: (its job number,
+    its host pid)."""
+    slot = pool.slots[0]
+    if slot._preparing is not None:
+        await asyncio.wait_for(asyncio.shield(slot._preparing), 30)
+    assert slot._ready is not None and slot._ready.host_pid is not None
+    return slot._seq, slot._ready.host_pid
+
+
+async def test_the_next_jobs_child_waits_forked_and_a_late_kill_misses_it(pool: LocalPool) -> None:
+    await still_serves(pool)
+    slot = pool.slots[0]
+    seq, _ = await next_child(pool)
+    slot._control({"op": "kill", "job": seq - 1})  # a kill meant for the job that just ended
+    await still_serves(pool)  # ran in that very child: no other was forked for it
+    assert (await next_child(pool))[0] == seq + 1
+
+
+async def test_an_idle_child_that_dies_is_replaced_before_the_job(pool: LocalPool) -> None:
+    slot = pool.slots[0]
+    _, pid = await next_child(pool)
+    os.kill(pid, 9)  # the OOM killer, an operator: not the member's doing
+    assert slot._ctl is not None
+    await asyncio.wait_for(readable(slot._ctl), 30)  # the template has reported its exit
+    await still_serves(pool)
 
 
 async def test_fork_bomb(pool: LocalPool) -> None:
@@ -543,17 +572,38 @@ async def test_a_deep_directory_tree_does_not_poison_the_slot(pool: LocalPool) -
     await still_serves(pool)
 
 
-async def test_a_protocol_error_restarts_the_template_with_a_true_message(pool: LocalPool) -> None:
+async def test_a_protocol_error_during_a_job_restarts_the_template_with_a_true_message(
+        pool: LocalPool) -> None:
     slot = pool.slots[0]
     old = slot._proc
-    slot._control({"op": "no-such-op"})  # the template answers with an error, not "forked"
-    result = await run(pool, "print('unlucky')")
+    job = asyncio.ensure_future(run(pool, "import time\ntime.sleep(3)\nprint('unlucky')"))
+    deadline = asyncio.get_running_loop().time() + 30
+    while slot._job is None:  # the job has its child: its code is on the way
+        assert asyncio.get_running_loop().time() < deadline and not job.done(), "it never started"
+        await asyncio.sleep(0.01)
+    slot._control({"op": "no-such-op"})  # the template answers with an error, not "exit"
+    result = await asyncio.wait_for(job, 30)
     assert result.state is JobState.FAILED
     assert result.error_message == ("the sandbox stopped during this job; it has been "
                                     "restarted, other jobs are unaffected")
     assert result.stderr == "" and "Traceback" not in result.stdout
     assert slot._proc is not old and slot._proc is not None
     await still_serves(pool)
+
+
+async def test_a_protocol_error_while_idle_restarts_the_template_before_the_next_job(
+        pool: LocalPool, caplog: pytest.LogCaptureFixture) -> None:
+    slot = pool.slots[0]
+    await next_child(pool)
+    old = slot._proc
+    slot._control({"op": "no-such-op"})
+    with caplog.at_level(logging.WARNING, logger="runner.sandbox"):
+        result = await run(pool, "print('lucky')")
+    assert (result.state, result.stdout) == (JobState.DONE, "lucky\n"), result  # nothing lost
+    assert slot._proc is not old and slot._proc is not None
+    assert [r.getMessage() for r in caplog.records] == [
+        "slot 0: the next job's child was lost (template replied 'error', expected 'exit'); "
+        "restarting"]
 
 
 async def test_scratch_files_do_not_reach_the_next_job(pool: LocalPool) -> None:
