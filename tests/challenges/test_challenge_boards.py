@@ -8,7 +8,8 @@ import re
 
 from bot.app import challenge_desk
 from tests.support.challenge_bank import BANK
-from tests.support.group_boards import C1, answer_post, names, who
+from tests.support.group_boards import answer_post, names
+from tests.support.reveal import C1, who
 
 
 def lines(msg) -> list[str]:

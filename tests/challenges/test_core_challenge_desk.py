@@ -44,7 +44,7 @@ from runner.jobs import Device, JobRequest, JobResult, JobState
 from runner.judge import JudgeSpec, Verdict, judge_job
 from runner.judge_host import judge_locally
 from tests.support.challenge_bank import BANK
-from tests.support.group_boards import C1, who
+from tests.support.reveal import C1, who
 from tests.support.run_fakes import Channel, Runner
 
 ONE_HOT = BANK.get("one-hot")  # tensors, ★, 2 hints, 5 tests, no limits of its own

@@ -11,6 +11,7 @@ from bot.adapters.slack.app import SlackAdapter
 from bot.app import App
 from bot.core.domain.clock import FakeClock
 from bot.core.domain.identity import Where
+from tests.support.daily_fanout import fire_dailies, sweep_until_settled
 from tests.support.fake_slack import FakeSlack, buttons_of
 
 pytestmark = pytest.mark.platform("slack")
@@ -31,14 +32,8 @@ async def test_429s_past_the_clients_retries_lose_no_post(
     fake.rate_limits["chat.postMessage"] = [1] * 6  # Slack pushes back: more 429s than retries
     try:
         slack_clock.set(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
-        for view in await app.daily.schedules.all():  # what each channel's cron job does at 09:00
-            await app.scheduler.fire_daily(view.channel_pk, "slack")
-        await app.scheduler.queue.drained(60)
-        for _ in range(SWEEPS):  # the periodic sweep: what a 429 cost is queued again
-            await app.scheduler.sweep()
-            if not app.scheduler.queue.pending():
-                break
-            await app.scheduler.queue.drained(60)
+        await fire_dailies(app, "slack", 60)
+        await sweep_until_settled(app, SWEEPS, 60)
     finally:
         await app.close()
     assert fake.rate_limits["chat.postMessage"] == []  # every forced 429 was met

@@ -19,7 +19,8 @@ from bot.core.weekly.digest import Digest, digest_message, weekly_digest
 from bot.storage.digest_queries import StoredDigestReads
 from bot.storage.identity import channel_row
 from bot.storage.models import Answer, Post, QuestionDifficulty, QuestionDifficultyStripe
-from tests.support.weekly_digest import HERE, who
+from tests.support.reveal import who
+from tests.support.weekly_digest import HERE
 
 NOW_DAY = date(2026, 3, 4)
 

@@ -9,7 +9,8 @@ from bot.core.domain.periods import Period, period_start
 from bot.core.reveal.posts import order_of
 from bot.storage.identity import channel_row
 from bot.storage.models import Post
-from tests.support.group_boards import C1, C2, answer_post, names, who
+from tests.support.group_boards import answer_post, names
+from tests.support.reveal import C1, C2, who
 
 
 async def test_channel_board_orders_by_points_then_accuracy_then_first(drill, publisher):

@@ -5,15 +5,15 @@ a 429 loses none."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from bot.app import App
 from bot.core.domain.clock import FakeClock
-from bot.core.domain.identity import Where
 from bot.core.posting.fanout import REVEAL_WORKERS
-from tests.support.discord_fixtures import StartAdapter
+from tests.support.daily_fanout import fire_dailies
+from tests.support.discord_fixtures import NINE, StartAdapter, discord_channels_due_at_nine
 from tests.support.fake_discord import FakeDiscord, buttons_of, text_of
 
 pytestmark = pytest.mark.platform("discord")
@@ -24,30 +24,17 @@ CHANNELS = 20
 async def test_reveals_due_at_once_run_bounded_and_each_post_is_revealed_once_despite_429s(
     app: App, fake: FakeDiscord, start_adapter: StartAdapter, discord_clock: FakeClock
 ) -> None:
-    discord_clock.set(datetime(2026, 3, 4, 8, 59, tzinfo=UTC))
-    channels = [fake.channel_id + i for i in range(CHANNELS)]
-    fake.channels.update(channels)
-    for i, channel in enumerate(channels):
-        await app.daily.set_schedule(Where("discord", str(fake.guild_id), str(channel), f"room-{i}"),
-                                     at="09:00", timezone="UTC", weekdays="daily")
-    await start_adapter()
-    await app.start()
-    try:
-        discord_clock.set(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
-        for pk in await _channel_pks(app):
-            await app.scheduler.fire_daily(pk, "discord")
-        await app.scheduler.queue.drained(60)
+    async with discord_channels_due_at_nine(app, fake, start_adapter, discord_clock, CHANNELS) as channels:
+        await fire_dailies(app, "discord", 60)
         questions = {c: [m for m in fake.in_channel(c) if buttons_of(m)] for c in channels}
         assert {c: len(q) for c, q in questions.items()} == dict.fromkeys(channels, 1)
 
         fake.global_per_s = 10  # below the reveals' own pace: Discord answers 429 (global)
-        discord_clock.set(datetime(2026, 3, 4, 9, 0, tzinfo=UTC) + timedelta(hours=13))
+        discord_clock.set(NINE + timedelta(hours=13))
         drill, publisher = app.daily.drill, app.daily.publisher
         # two sweeps at the same moment (a tick and a posting worker): still one reveal each
         counts = await asyncio.wait_for(
             asyncio.gather(drill.reveal_due(publisher), drill.reveal_due(publisher)), 60)
-    finally:
-        await app.close()
     assert counts == [CHANNELS, CHANNELS]
     assert any(is_global for _, _, is_global in fake.throttled)
     assert 2 <= drill.reveals.peak <= REVEAL_WORKERS
@@ -67,7 +54,3 @@ def _accepted(fake: FakeDiscord, method: str, path: str) -> int:
     """Requests to exactly ``path`` that were not answered 429."""
     sent = [r for r in fake.sent(method, path) if r.path.rstrip("/") == path]
     return len(sent) - sum(1 for m, p, _ in fake.throttled if m == method and p.rstrip("/") == path)
-
-
-async def _channel_pks(app: App) -> list[int]:
-    return [v.channel_pk for v in await app.daily.schedules.all()]

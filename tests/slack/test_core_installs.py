@@ -16,7 +16,8 @@ from bot.storage.db import Database
 from bot.storage.identity import member_ref
 from bot.storage.models import Answer, Channel, Member, Schedule, Workspace
 from bot.storage.workspaces import StoredWorkspaces, purge_workspace
-from tests.support.group_boards import C1, C2, answer_post
+from tests.support.group_boards import answer_post
+from tests.support.reveal import C1, C2
 
 T1 = [Where("slack", "T1", f"C{i}", f"c{i}") for i in range(1, 4)]
 OTHER_TEAM = Where("slack", "T2", "C1", "c1")

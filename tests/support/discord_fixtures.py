@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from bot.adapters.discord.bot import DiscordAdapter
 from bot.app import App, build_app
 from bot.config import Settings
 from bot.core.domain.clock import FakeClock
+from bot.core.domain.identity import Where
 from bot.core.reveal.posts import order_of
 from bot.storage.models import Post
 from tests.support.fake_discord import (
@@ -43,9 +45,12 @@ async def discord_fake_fixture() -> AsyncIterator[FakeDiscord]:
     Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway  # endpoints are process-wide
 
 
+NINE = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)  # a Wednesday
+
+
 @pytest.fixture(name="discord_clock")
 def discord_clock_fixture() -> FakeClock:
-    return FakeClock(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))  # a Wednesday
+    return FakeClock(NINE)
 
 
 def discord_settings(fake: FakeDiscord, database_url: str) -> Settings:
@@ -116,3 +121,26 @@ async def post_daily_now(fake: FakeDiscord) -> dict:
     [question] = [m for m in fake.in_channel(fake.channel_id) if buttons_of(m)]
     assert question["embeds"] == posted.json["embeds"]
     return question
+
+
+@asynccontextmanager
+async def discord_channels_due_at_nine(
+    app: App, fake: FakeDiscord, start_adapter: StartAdapter, clock: FakeClock, count: int
+) -> AsyncIterator[list[int]]:
+    """``count`` channels of the fake guild, each with its daily at 09:00 UTC every day, set at
+    08:59 through the app as ``/daily schedule`` does; then the real adapter and the app started.
+    Yields the channel ids with the clock at 09:00, when every daily is due (nothing fired yet:
+    tests/support/daily_fanout.py fires them), and closes the app on the way out."""
+    clock.set(NINE - timedelta(minutes=1))
+    channels = [fake.channel_id + i for i in range(count)]
+    fake.channels.update(channels)
+    for i, channel in enumerate(channels):
+        await app.daily.set_schedule(Where("discord", str(fake.guild_id), str(channel), f"room-{i}"),
+                                     at="09:00", timezone="UTC", weekdays="daily")
+    await start_adapter()
+    await app.start()
+    try:
+        clock.set(NINE)
+        yield channels
+    finally:
+        await app.close()

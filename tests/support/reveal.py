@@ -1,4 +1,5 @@
-"""Two channels and a member picking a choice of an asked question: the reveal and stats tests."""
+"""Two channels, members and a daily question they answer: the reveal, stats, board and digest
+tests (tests/support/group_boards.py and weekly_digest.py build on it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ def who(n: int) -> Who:
 
 
 async def ask_and_pick(drill, publisher, where, picks, kind="daily"):
+    """Ask a question in ``where``; picks: {member: True/False}, each member picking the right
+    choice or a wrong one, a second apart. Returns the post id."""
     posted = await drill.ask(where, publisher, kind=kind)
     async with drill.db.read() as s:
         post = await s.get(Post, posted.post_id)
@@ -25,3 +28,10 @@ async def ask_and_pick(drill, publisher, where, picks, kind="daily"):
         pos = right if ok else (right + 1) % 4
         await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, pos).encode())
     return posted.post_id
+
+
+async def question_of(drill, post_id: int) -> str:
+    """The id of the question a post asked, read back from the database."""
+    async with drill.db.read() as s:
+        post = await s.get(Post, post_id)
+        return str(post.question_id)

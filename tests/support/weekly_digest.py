@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-from bot.core.domain.actions import Action, Verb
-from bot.core.domain.identity import Where, Who
-from bot.core.reveal.posts import order_of
-from bot.storage.models import Post
+from bot.core.domain.identity import Where
+from tests.support.reveal import ask_and_pick, question_of
 
 HERE = Where("discord", "g1", "c1", "general")
 
 
-def who(n: int) -> Who:
-    return Who("discord", "g1", f"u{n}", f"Player {n}")
-
-
 async def ask(drill, publisher, picks: dict[int, bool], *, reveal: bool = True) -> tuple[int, str]:
     """A daily question in HERE answered right/wrong by members; (post id, question id)."""
-    posted = await drill.ask(HERE, publisher, kind="daily")
-    async with drill.db.read() as s:
-        post = await s.get(Post, posted.post_id)
-        right = order_of(post).index(drill.library[post.question_id].answer_index)
-        question_id = post.question_id
-    for n, ok in picks.items():
-        drill.clock.advance(1)
-        position = right if ok else (right + 1) % 4
-        await drill.handle_action(who(n), Action(Verb.PICK, posted.post_id, position).encode())
+    post_id = await ask_and_pick(drill, publisher, HERE, picks)
+    question_id = await question_of(drill, post_id)
     if reveal:
-        await drill.reveal_post(posted.post_id, HERE, publisher)
-    return posted.post_id, question_id
+        await drill.reveal_post(post_id, HERE, publisher)
+    return post_id, question_id
 
 
 async def two_weeks(drill, publisher) -> dict[str, str]:
