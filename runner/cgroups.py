@@ -359,7 +359,32 @@ class JobCgroup:
             directory.mkdir()
 
     def set_limits(self, memory_mb: int, max_procs: int) -> None:
-        limit = str(memory_mb * 1024 * 1024)
+        self._set_memory(memory_mb * 1024 * 1024)
+        _write(self.pids / "pids.max", str(max_procs))
+        if self.cpu is not None:  # every job the same weight, whatever the defaults say
+            weight = ("cpu.weight", "100") if self.mechanism.version == 2 else ("cpu.shares", "1024")
+            with contextlib.suppress(OSError):
+                _write(self.cpu / weight[0], weight[1])
+
+    def usage_bytes(self) -> int:
+        name = "memory.current" if self.mechanism.version == 2 else "memory.usage_in_bytes"
+        return _read_int(self.memory / name)
+
+    def cap_memory_above_usage(self, extra_bytes: int) -> bool:
+        """Lower the memory limit to what the job uses now plus ``extra_bytes`` (never above the
+        job's own limit); False if the kernel refused. Everything the job adds from here on
+        counts: private and shared memory, files in its tmpfs, pipe buffers."""
+        limit = self.usage_bytes() + extra_bytes
+        name = "memory.max" if self.mechanism.version == 2 else "memory.limit_in_bytes"
+        current = _read_int(self.memory / name)  # 0: none ("max")
+        try:
+            self._set_memory(min(limit, current) if current else limit)
+        except OSError:
+            return False
+        return True
+
+    def _set_memory(self, limit_bytes: int) -> None:
+        limit = str(limit_bytes)
         if self.mechanism.version == 2:
             _write(self.memory / "memory.max", limit)
             with contextlib.suppress(OSError):
@@ -376,11 +401,6 @@ class JobCgroup:
                 _write(memsw, limit)
             with contextlib.suppress(OSError):
                 _write(self.memory / "memory.swappiness", "0")
-        _write(self.pids / "pids.max", str(max_procs))
-        if self.cpu is not None:  # every job the same weight, whatever the defaults say
-            weight = ("cpu.weight", "100") if self.mechanism.version == 2 else ("cpu.shares", "1024")
-            with contextlib.suppress(OSError):
-                _write(self.cpu / weight[0], weight[1])
 
     def add(self, pid: int) -> None:
         for directory in self.dirs:

@@ -37,6 +37,9 @@ GRAPH_NODES = 5_000
 CONST_CAP = 256  # elements of a tensor constant a graph may carry
 OUTPUT_CAP = 4_000
 ERROR_CAP = 300
+META_FD = 3  # the job's metadata socket to the worker (runner.zygote)
+ARM_TIMEOUT_S = 10.0
+MADV_POPULATE_WRITE = 23  # Linux 5.14
 
 
 def stages(payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -407,13 +410,44 @@ def limit_memory(mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
+def own_every_page() -> None:
+    """Copy now every writable page this process still shares with the processes it was
+    forked from (MADV_POPULATE_WRITE), so that the cgroup's count grows afterwards only with
+    what the member's code adds: a fork's copy-on-write would otherwise charge pages as the code
+    merely touches objects (a refcount, a GC pass), tens of MB that are not its doing."""
+    madvise = ctypes.CDLL(None, use_errno=True).madvise
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    with open("/proc/self/maps") as maps:
+        regions = [line.split()[:2] for line in maps]
+    for span, perms in regions:
+        if perms[1] == "w" and perms[3] == "p":
+            start, end = (int(x, 16) for x in span.split("-"))
+            madvise(start, end - start, MADV_POPULATE_WRITE)  # a failure only counts more
+
+
+def arm_memory_cap() -> None:
+    """Ask the worker, outside the sandbox, to cap this job's memory cgroup at what it uses now
+    plus the problem's allowance (the worker knows the allowance; this only says when). The
+    cgroup counts what RLIMIT_DATA does not: shared memory, files in /tmp and /dev/shm, pipe
+    buffers. Fd 3 is the job's metadata socket; it is closed here, before the member's code,
+    and the worker answers one request per job only."""
+    import socket
+    own_every_page()
+    with socket.socket(fileno=META_FD) as sock:
+        sock.settimeout(ARM_TIMEOUT_S)
+        sock.send(b"arm_memory")
+        reply = sock.recv(16)
+    if reply not in (b"armed", b"unarmed"):  # unarmed: no memory cgroup on this host
+        raise RuntimeError("the judge could not set this problem's memory limit")
+
+
 def _child(case: dict[str, Any], res_path: str, out_path: str, graph_path: str) -> None:
     code = 0
     try:
         out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(out, 1)
         os.dup2(out, 2)
-        os.closerange(3, 65536)
+        os.closerange(META_FD + 1 if case.get("arm") else META_FD, 65536)
         sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
         sys.stderr = sys.stdout
         import torch
@@ -422,6 +456,8 @@ def _child(case: dict[str, Any], res_path: str, out_path: str, graph_path: str) 
         if not case.get("trace"):  # with a traced graph the ops decide (and a tripwire would
             forbid(list(case.get("forbid", ())))  # break the tracer): only in the member's child
         if case.get("memory_mb"):
+            if case.get("arm"):
+                arm_memory_cap()
             limit_memory(int(case["memory_mb"]))
         evidence: dict[str, str] = {}
         record = compute(case, evidence)

@@ -15,6 +15,7 @@ import logging
 import secrets
 import struct
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,12 @@ from runner.outcome import build_result
 from runner.sandbox import Slot
 
 log = logging.getLogger(__name__)
+# What a case or replay job prints, at most: its one result line (a record up to RECORD_CAP
+# bytes in base64, traced evidence and the member's output, both JSON-escaped). The member's
+# own output never reaches that stdout (the harness quotes OUTPUT_CAP of it), so raising the
+# job's output cap to this gives the member nothing; below it, a large record was cut.
+CASE_OUTPUT_CAP = (judge_harness.RECORD_CAP * 4 // 3 + 2 * judge_harness.GRAPH_CAP
+                   + 6 * judge_harness.OUTPUT_CAP + 65536)
 MARK = "TDJ2 "
 HARNESS_PATH = Path(__file__).with_name("judge_harness.py")
 REPLAY_PATH = Path(__file__).with_name("judge_replay.py")
@@ -193,7 +200,13 @@ async def _judge(job_id: str, request: JobRequest, slot: Slot, note: str | None,
 async def _case_job(name: str, request: JobRequest, slot: Slot, note: str | None, limits: Limits,
                     payload: dict[str, Any]) -> tuple[JobResult, dict[str, Any] | None]:
     """One sandbox job of a case: its result and its result line (None if absent)."""
-    raw = await slot.run(name, case_program(payload, request.code), limits)
+    allowance = int(payload.get("memory_mb") or 0)  # the problem's, from the trusted host
+    if allowance:  # its harness asks the worker to cap the job's cgroup before the code runs
+        payload = {**payload, "arm": True}
+    limits = replace(limits, output_cap_bytes=max(limits.output_cap_bytes, CASE_OUTPUT_CAP))
+    raw = await slot.run(name, case_program(payload, request.code), limits, arm_mb=allowance)
+    if raw.memory_capped:  # a memory kill is then against the problem's allowance
+        limits = replace(limits, memory_mb=allowance)
     case = build_result(name, request, raw, limits, device_used=slot.device_label,
                         device_note=note, torch_version=slot.torch_version)
     text = (case.full_output or b"").decode(errors="replace") if case.output_truncated else case.stdout
@@ -203,6 +216,7 @@ async def _case_job(name: str, request: JobRequest, slot: Slot, note: str | None
 async def _replay(job_id: str, request: JobRequest, slot: Slot, note: str | None, limits: Limits,
                   payload: dict[str, Any]) -> dict[str, Any]:
     """Run the replay job in the slot; its record, unopened, for the trusted process."""
+    limits = replace(limits, output_cap_bytes=max(limits.output_cap_bytes, CASE_OUTPUT_CAP))
     raw = await slot.run(f"{job_id}.replay", replay_program(payload), limits)
     job = build_result(f"{job_id}.replay", request, raw, limits, device_used=slot.device_label,
                        device_note=note, torch_version=slot.torch_version)

@@ -52,7 +52,12 @@ READY_TIMEOUT_S = 120.0  # importing torch on a cold disk can be slow
 REPLY_TIMEOUT_S = 10.0  # fork / hello / exit-after-kill: far above what a healthy slot needs
 META_MAX_BYTES = 4096  # the job's metadata channel: a few integers, never more
 META_KEYS = {"gpu_max_allocated_bytes"}
+# a judge's case job, before the member's code runs: "cap my memory at what I use now plus the
+# problem's allowance" (the allowance is the trusted side's, never the job's); answered once
+ARM = b"arm_memory"
+ARMED, UNARMED = b"armed", b"unarmed"
 CONTROL_MAX = 65536
+CODE_CHUNK = 65536  # the code goes to the child in datagrams of this size (runner.zygote)
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ class RawOutcome:
     kernel_limits: bool = False  # verdicts come from cgroup counters, not stderr guesses
     pids_limited: bool = False  # the pids cgroup refused a fork/thread during the job
     restarted: bool = True  # after "crashed": whether the template is back up
+    memory_capped: bool = False  # the job armed its allowance: a memory kill is against that
 
 
 class SandboxCrashed(RuntimeError):
@@ -136,8 +142,11 @@ class _Ready:
 class _Job:
     """Book-keeping of one running job on the worker side."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, arm_bytes: int = 0) -> None:
         self.cap = cap
+        self.arm_bytes = arm_bytes  # what the code may add once the job arms (judge cases)
+        self.armed = False
+        self.capped = False
         self.out = bytearray()
         self.err = bytearray()
         self.total = 0
@@ -348,11 +357,13 @@ class Slot:
         if self._job is not None:
             self._job.request_stop("cancelled")
 
-    async def run(self, job_id: str, code: str, limits: Limits) -> RawOutcome:
+    async def run(self, job_id: str, code: str, limits: Limits, *, arm_mb: int = 0) -> RawOutcome:
+        """``arm_mb``: a judge case's memory allowance, applied to the job's memory cgroup when
+        its harness asks, just before the member's code runs (see `ARM`)."""
         async with self._lock:
             self.busy = True
             try:
-                return await self._run(job_id, code, limits)
+                return await self._run(job_id, code, limits, arm_mb)
             finally:
                 self.busy = False
                 self._job = None
@@ -448,12 +459,12 @@ class Slot:
             await self.close()
             return False
 
-    async def _run(self, job_id: str, code: str, limits: Limits) -> RawOutcome:
+    async def _run(self, job_id: str, code: str, limits: Limits, arm_mb: int = 0) -> RawOutcome:
         dead = self._proc is None or self._proc.returncode is not None or self._ctl is None
         if dead and not await self._restart():
             return _crashed(False)
         try:
-            return await self._supervise(code, limits)
+            return await self._supervise(code, limits, arm_mb)
         except (SandboxCrashed, OSError, TimeoutError, ValueError, KeyError, TypeError) as exc:
             log.warning("slot %d: sandbox lost during job %s: %s", self.index, job_id, exc)
             return _crashed(await self._restart())
@@ -481,12 +492,13 @@ class Slot:
                 "rlimit_as_extra_bytes": mem if fallback and self.gpu is None else 0,
                 "rlimit_nproc": limits.max_procs if fallback else 0}
 
-    async def _supervise(self, code: str, limits: Limits) -> RawOutcome:
-        return await self._supervise_in(await self._take_ready(), code, limits)
+    async def _supervise(self, code: str, limits: Limits, arm_mb: int = 0) -> RawOutcome:
+        return await self._supervise_in(await self._take_ready(), code, limits, arm_mb)
 
-    async def _supervise_in(self, ready: _Ready, code: str, limits: Limits) -> RawOutcome:
+    async def _supervise_in(self, ready: _Ready, code: str, limits: Limits,
+                            arm_mb: int = 0) -> RawOutcome:
         loop = asyncio.get_running_loop()
-        job = self._job = _Job(int(limits.output_cap_bytes))
+        job = self._job = _Job(int(limits.output_cap_bytes), arm_mb * 1024 * 1024)
         mine, out_r, err_r = ready.sock, ready.out_r, ready.err_r
         readers: list[int] = []
         try:
@@ -496,8 +508,10 @@ class Slot:
                 self._control({"op": "watch", "job": self._seq, "kb": limits.memory_mb * 1024})
             start = loop.time()
             if ready.host_pid is not None:
-                mine.send(json.dumps(self._job_request(limits)).encode())
-                mine.send(code.encode())
+                data = code.encode()
+                mine.send(json.dumps({**self._job_request(limits), "code_bytes": len(data)}).encode())
+                for at in range(0, len(data), CODE_CHUNK):
+                    await loop.sock_sendall(mine, data[at:at + CODE_CHUNK])
             for fd, buf in ((out_r, job.out), (err_r, job.err)):
                 loop.add_reader(fd, self._on_output, fd, buf)
                 readers.append(fd)
@@ -593,6 +607,9 @@ class Slot:
             return
         except OSError:
             chunk = b""
+        if job is not None and chunk == ARM:
+            self._arm(job, sock)
+            return
         if job is None or not chunk or job.meta_messages >= 16:
             asyncio.get_running_loop().remove_reader(sock.fileno())
             if job is not None and job.meta_messages >= 16:
@@ -600,6 +617,16 @@ class Slot:
             return
         job.meta_messages += 1
         job.meta = bytearray(chunk[:META_MAX_BYTES])  # the last message wins
+
+    def _arm(self, job: _Job, sock: socket.socket) -> None:
+        """Cap the job's memory cgroup at its usage now plus the trusted allowance, once; a job
+        given no allowance (every /run) gets no answer at all."""
+        if not job.arm_bytes or job.armed:
+            return
+        job.armed = True
+        job.capped = self.cgroup is not None and self.cgroup.cap_memory_above_usage(job.arm_bytes)
+        with contextlib.suppress(OSError):
+            sock.send(ARMED if job.capped else UNARMED)
 
     def _outcome(self, reply: dict[str, Any], job: _Job, duration: float) -> RawOutcome:
         status = reply.get("status")
@@ -622,4 +649,5 @@ class Slot:
             stdout=bytes(job.out[:cap]), stderr=bytes(job.err[:max(0, cap - len(job.out))]),
             output_over_cap=job.total > cap, peak_rss_kb=peak_kb or None,
             gpu_max_allocated_bytes=meta.get("gpu_max_allocated_bytes"),
-            kernel_limits=self.cgroups is not None, pids_limited=pids_limited)
+            kernel_limits=self.cgroups is not None, pids_limited=pids_limited,
+            memory_capped=job.capped)

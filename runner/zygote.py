@@ -51,7 +51,8 @@ MS_NOSUID, MS_NODEV, MS_RDONLY, MS_NOEXEC = 2, 4, 1, 8
 REAPER = ["/bin/sh", "-c", "while :; do sleep 2147483647; done"]
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")  # as bwrap
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-MAX_CODE_BYTES = 1 << 20
+MAX_CODE_BYTES = 256 << 20  # what the worker sends (a snippet is capped at submission)
+CODE_CHUNK = 65536  # one datagram of the code; the worker sends it in pieces of this size
 META_FD = 3
 KEEP = [p for p in os.environ.get("TORCHDRILL_KEEP", "").split(os.pathsep) if p]
 KEEP_SOURCE = "/opt/torchdrill/keep"  # where bwrap also binds installs that live under /tmp
@@ -214,13 +215,22 @@ def load_filter(bpf: bytes) -> None:
 
 
 def receive_job(sock: socket.socket) -> tuple[dict, str]:
-    """The job's limits, then its code, from the worker (who moved us into the job's cgroup
-    after our hello); an empty read means the worker dropped this child unused."""
+    """The job's limits and the code's size, then the code in chunks, from the worker (who
+    moved us into the job's cgroup after our hello); an empty read means the worker dropped
+    this child unused. A judge's case program carries its inputs: megabytes, more than one
+    datagram holds."""
     header = sock.recv(65536)
-    data = sock.recv(MAX_CODE_BYTES) if header else b""
-    if not data:
+    if not header:
         os._exit(125)
-    return json.loads(header), data.decode("utf-8", errors="replace")
+    job = json.loads(header)
+    size = min(int(job.pop("code_bytes")), MAX_CODE_BYTES)
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(CODE_CHUNK)
+        if not chunk:
+            os._exit(125)
+        data += chunk
+    return job, data.decode("utf-8", errors="replace")
 
 
 def send_meta(meta: dict[str, int]) -> None:

@@ -209,6 +209,65 @@ async def test_keeping_every_batchs_graph_runs_out_of_the_problems_memory(pool: 
     assert "can't allocate memory" in (kept.detail or "")
 
 
+SHARED_MEMORY = """
+import torch
+
+def run_blocks(blocks, x):  # every activation kept, in shared memory: RLIMIT_DATA never sees it
+    def pack(t):
+        kept = torch.empty_like(t).share_memory_()
+        kept.copy_(t)
+        return kept
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda kept: kept):
+        for block in blocks:
+            x = block(x)
+    return x
+"""
+
+SHM_FILES = """
+import itertools, os, torch
+
+names = itertools.count()
+
+def run_blocks(blocks, x):  # every activation kept, written to files in /dev/shm (tmpfs)
+    def pack(t):
+        path = f"/dev/shm/kept-{next(names)}"
+        with open(path, "wb") as f:
+            f.write(t.detach().contiguous().numpy().tobytes())
+        return path, t.shape, t.dtype
+    def unpack(kept):
+        path, shape, dtype = kept
+        with open(path, "rb") as f:
+            return torch.frombuffer(bytearray(f.read()), dtype=dtype).view(shape)
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        for block in blocks:
+            x = block(x)
+    return x
+"""
+
+
+@needs_namespaces
+@pytest.mark.parametrize("kept", [SHARED_MEMORY, SHM_FILES], ids=["shared-memory", "shm-files"])
+async def test_activations_kept_outside_private_memory_count_against_the_problems_limit(
+        pool: LocalPool, kept: str) -> None:
+    """Both pass every test under RLIMIT_DATA alone (it counts private memory only; see
+    test_judge_in_process_checks.py). The case's harness has the worker cap the job's memory
+    cgroup before the member's code runs, and the cgroup counts shared memory and tmpfs files."""
+    verdict = await judge(pool, kept, problem="checkpoint-blocks")
+    assert (verdict.passed, verdict.failure) == (
+        0, "test 'eight blocks' (inputs int, 1024×8): no result: killed: memory limit 160 MB exceeded")
+
+
+@needs_namespaces
+@pytest.mark.parametrize("problem", ["checkpoint-blocks", "chunked-cross-entropy", "cosine-matrix",
+                                     "fix-loss-accumulation", "hvp"])
+async def test_references_fit_their_problems_memory_limit_in_the_sandbox(
+        pool: LocalPool, problem: str) -> None:
+    challenge = problem_of(problem)
+    assert challenge.case_memory_mb  # the cgroup cap is armed for these
+    verdict = await judge(pool, challenge.reference, problem=problem)
+    assert verdict.solved, verdict
+
+
 @needs_namespaces
 async def test_a_judge_job_cancelled_before_its_cases_run_runs_none(pool: LocalPool) -> None:
     picked = pool.claim(Device.CPU)

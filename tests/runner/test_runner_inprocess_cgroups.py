@@ -569,6 +569,30 @@ def test_a_job_gets_a_cpu_group_of_the_same_weight_as_every_other(
     assert job.dirs == {job.memory, job.pids, job.cpu}
 
 
+@pytest.mark.parametrize(("version", "usage", "limit"), [(1, "memory.usage_in_bytes", "memory.limit_in_bytes"),
+                                                    (2, "memory.current", "memory.max")])
+def test_a_judge_case_caps_its_memory_at_its_usage_plus_the_allowance(
+        tmp_path: Path, version: int, usage: str, limit: str) -> None:
+    base = mechanism(tmp_path, version)
+    for top in (base.memory.parent, base.pids.parent):
+        top.mkdir(parents=True, exist_ok=True)
+    job = JobCgroup(base, "job-ab")
+    job.create()
+    job.set_limits(1024, 64)
+    (job.memory / usage).write_text("52428800\n")  # 50 MB in use as the case arms
+    assert job.usage_bytes() == 50 * 2**20
+    assert job.cap_memory_above_usage(160 * 2**20) is True
+    assert (job.memory / limit).read_text() == str(210 * 2**20)
+    if version == 1:  # memsw follows, so swap cannot hold the rest
+        assert (job.memory / "memory.memsw.limit_in_bytes").read_text() == str(210 * 2**20)
+    (job.memory / usage).write_text(f"{1000 * 2**20}\n")  # never above the job's own limit
+    assert job.cap_memory_above_usage(160 * 2**20) is True
+    assert (job.memory / limit).read_text() == str(210 * 2**20)
+    (job.memory / limit).unlink()
+    (job.memory / limit).mkdir()  # the kernel refuses: the case is told, nothing raises
+    assert job.cap_memory_above_usage(160 * 2**20) is False
+
+
 def test_optional_limit_files_may_be_missing_but_the_limits_may_not(tmp_path: Path) -> None:
     (tmp_path / "unified").mkdir()
     job = JobCgroup(mechanism(tmp_path, 2), "j")

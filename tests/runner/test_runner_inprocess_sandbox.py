@@ -198,8 +198,9 @@ class FakeCgroup:
 
 
 async def outcome(slot: Slot, reply: dict[str, Any], *, stop: str | None = None, out: bytes = b"",
-                  err: bytes = b"", total: int | None = None, meta: bytes = b"", cap: int = 10) -> RawOutcome:
-    job = _Job(cap)
+                  err: bytes = b"", total: int | None = None, meta: bytes = b"", cap: int = 10,
+                  job: _Job | None = None) -> RawOutcome:
+    job = job or _Job(cap)
     job.out += out
     job.err += err
     job.total = len(out) + len(err) if total is None else total
@@ -477,6 +478,63 @@ async def test_metadata_keeps_the_last_of_sixteen_messages(caplog: pytest.LogCap
         theirs.close()
 
 
+class CappingCgroup(FakeCgroup):
+    def __init__(self, works: bool = True) -> None:
+        super().__init__()
+        self.works = works
+
+    def cap_memory_above_usage(self, extra: int) -> bool:
+        self.events.append(("cap", extra))
+        return self.works
+
+
+@pytest.mark.parametrize(("cgroup", "reply", "capped"), [
+    (CappingCgroup(), b"armed", True), (CappingCgroup(works=False), b"unarmed", False), (None, b"unarmed", False)])
+async def test_a_judge_case_arms_its_memory_allowance_once(cgroup: CappingCgroup | None, reply: bytes,
+                                                           capped: bool) -> None:
+    slot = Slot(0, FULL)
+    slot.cgroup = cgroup  # type: ignore[assignment]
+    job = slot._job = _Job(100, arm_bytes=160 * 2**20)
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    mine.setblocking(False)
+    theirs.setblocking(False)
+    try:
+        theirs.send(sandbox.ARM)
+        slot._on_meta(mine)
+        assert theirs.recv(16) == reply
+        theirs.send(sandbox.ARM)  # the member's code, later: no second cap, no answer
+        slot._on_meta(mine)
+        with pytest.raises(BlockingIOError):
+            theirs.recv(16)
+        assert (job.capped, bytes(job.meta), job.meta_messages) == (capped, b"", 0)
+        if cgroup is not None:
+            assert cgroup.events == [("cap", 160 * 2**20)]
+        assert (await outcome(slot, {"status": 0}, job=job)).memory_capped is capped
+    finally:
+        slot.cgroup = None
+        mine.close()
+        theirs.close()
+
+
+async def test_a_run_job_that_asks_to_arm_is_not_answered() -> None:
+    slot = Slot(0, FULL)
+    cgroup = slot.cgroup = CappingCgroup()  # type: ignore[assignment]
+    slot._job = _Job(100)  # every /run: no allowance
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    mine.setblocking(False)
+    theirs.setblocking(False)
+    try:
+        theirs.send(sandbox.ARM)
+        slot._on_meta(mine)
+        with pytest.raises(BlockingIOError):
+            theirs.recv(16)
+        assert cgroup.events == []
+    finally:
+        slot.cgroup = None
+        mine.close()
+        theirs.close()
+
+
 async def test_a_large_metadata_message_is_cut_and_a_closed_channel_ignored(
         caplog: pytest.LogCaptureFixture) -> None:
     slot = Slot(0, FULL)
@@ -547,7 +605,7 @@ def fake_recovery(monkeypatch: pytest.MonkeyPatch, slot: Slot, *, restarts: bool
         events.append("restart")
         return restarts
 
-    async def run(code: str, limits: Limits) -> RawOutcome:
+    async def run(code: str, limits: Limits, arm_mb: int = 0) -> RawOutcome:
         events.append(f"supervise busy={slot.busy}")
         return await supervise(code, limits)
 
@@ -774,14 +832,14 @@ async def test_supervise_runs_the_job_in_the_child_forked_for_it(monkeypatch: py
     async def take() -> sandbox._Ready:
         return ready
 
-    async def inner(given: sandbox._Ready, code: str, limits: Limits) -> RawOutcome:
-        seen.append((given, code, limits))
+    async def inner(given: sandbox._Ready, code: str, limits: Limits, arm_mb: int) -> RawOutcome:
+        seen.append((given, code, limits, arm_mb))
         return DONE
 
     monkeypatch.setattr(slot, "_take_ready", take)
     monkeypatch.setattr(slot, "_supervise_in", inner)
-    assert await slot._supervise("a", LIMITS) is DONE
-    assert seen == [(ready, "a", LIMITS)]
+    assert await slot._supervise("a", LIMITS, 160) is DONE
+    assert seen == [(ready, "a", LIMITS, 160)]
     ready.close()
     theirs.close()
 
@@ -1036,7 +1094,8 @@ async def test_a_job_runs_through_the_template_protocol() -> None:
 
     result, template = await job_against(slot, LIMITS, child)
     assert forks == [{**slot._fork_request(), "job": 1}, {**slot._fork_request(), "job": 2}]
-    assert template.header == slot._job_request(LIMITS)  # the limits go to the child, then the code
+    # the limits and the code's size go to the child, then the code
+    assert template.header == {**slot._job_request(LIMITS), "code_bytes": len("print('hi')")}
     assert template.code == b"print('hi')"
     assert template.watch == {"op": "watch", "job": 1, "kb": 300 * 1024}  # no cgroup: the watchdog's
     assert (result.exit_code, result.killed, result.stdout, result.stderr, result.output_over_cap) == (

@@ -597,6 +597,8 @@ async def test_a_protocol_error_while_idle_restarts_the_template_before_the_next
     await next_child(pool)
     old = slot._proc
     slot._control({"op": "no-such-op"})
+    assert slot._ctl is not None
+    await asyncio.wait_for(readable(slot._ctl), 30)  # its error is in before the job comes
     with caplog.at_level(logging.WARNING, logger="runner.sandbox"):
         result = await run(pool, "print('lucky')")
     assert (result.state, result.stdout) == (JobState.DONE, "lucky\n"), result  # nothing lost
