@@ -19,7 +19,7 @@ from bot.core.content.challenges import (
 )
 from bot.core.domain.topics import TOPICS
 from runner.judge import forbidden_uses
-from runner.judge_host import judge_locally, judge_prepared
+from runner.judge_host import judge_locally, judge_prepared, prepare_locally
 from tests.support.judge import prepared
 
 BANK = load_challenges()
@@ -157,8 +157,9 @@ def test_pairwise_distances_accepts_both_exact_methods_on_many_seeds() -> None:
     broadcast = ("import torch\ndef pairwise_distances(x, y):\n"
                  "    return (x[:, None] - y[None]).pow(2).sum(-1).sqrt()\n")
     for secret in range(12):
+        cases = prepare_locally(challenge.spec, challenge.reference, secret)  # once for both
         for code in (expanded, broadcast):
-            verdict = judge_locally(challenge.spec, challenge.reference, code, secret)
+            verdict = judge_prepared(challenge.spec, cases, code)
             assert verdict.solved, (secret, verdict.failure)
 
 
