@@ -491,12 +491,29 @@ def judge_locally(spec: JudgeSpec, reference: str, code: str, secret: int = 0,
     """Judge our own code (references, stubs, known-wrong solutions) through the same cases,
     harness and verdict, in forked children of this warm process instead of the sandbox: CI
     proves every test set discriminates this way."""
+    return judge_prepared(spec, prepare_locally(spec, reference, secret, deadline_s), code)
+
+
+def prepare_locally(spec: JudgeSpec, reference: str, secret: int = 0, deadline_s: float = 15.0) -> list[Case]:
+    """`prepare` in this warm process, for judge_prepared: a test that judges several solutions
+    on one secret draws the cases and computes the reference's values once, as the judge does
+    once per submission."""
     if spec.case_memory_mb:  # this warm process's freed tensors would be free memory in its
         judge_harness.fixed_mmap_threshold()  # children, outside their memory limit
-    cases = prepare(spec, reference, secret, deadline_s)
+    return prepare(spec, reference, secret, deadline_s)
+
+
+def judge_prepared(spec: JudgeSpec, cases: list[Case], code: str, until_failure: bool = False) -> Verdict:
+    """judge_locally on the cases prepare_locally gave (of the same spec and reference).
+    `until_failure`: no case is run after the first one whose values are wrong, for code known
+    to be wrong: its verdict's failure is the same text (the first failing case's; the cases
+    before it are still checked in full, graph evidence included), only the cases after it
+    count as not run."""
+    if spec.case_memory_mb:
+        judge_harness.fixed_mmap_threshold()
     if spec.graph_evidence:  # imported once here, not in every forked child's time limit
         import torch.fx.experimental.proxy_tensor  # noqa: F401
-    results = []
+    results: list[dict[str, Any]] = []
     for case in cases:
         first, then = judge_harness.stages(case.payload)
         frame = _run_locally(first, code)
@@ -504,6 +521,8 @@ def judge_locally(spec: JudgeSpec, reference: str, code: str, secret: int = 0,
             frame = _run_locally(judge_harness.carried_stage(then, frame["record"]), code)
         results.append(frame)
         if not frame.get("finished"):
+            break
+        if until_failure and case_problems([case], [frame], spec)[0] is not None:
             break
     problems = case_problems(cases, results, spec)
     if spec.graph_evidence:

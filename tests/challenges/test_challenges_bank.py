@@ -19,7 +19,8 @@ from bot.core.content.challenges import (
 )
 from bot.core.domain.topics import TOPICS
 from runner.judge import forbidden_uses
-from runner.judge_host import judge_locally, prepare
+from runner.judge_host import judge_locally, judge_prepared, prepare_locally
+from tests.support.judge import prepared
 
 BANK = load_challenges()
 
@@ -36,19 +37,24 @@ def test_the_bank_loads_cleanly_and_covers_the_catalogue() -> None:
 @pytest.mark.parametrize("challenge", BANK.challenges, ids=lambda c: c.id)
 def test_reference_passes_stub_and_wrong_solutions_fail(challenge) -> None:
     spec = challenge.spec
-    cases = prepare(spec, challenge.reference, 1, 15.0)
-    assert len(cases) >= 3, "at least three hidden tests"
-    assert [c.name for c in cases if c.expected.error] == []
     for secret in (1, 2, 3):  # the cases are drawn from each submission's secret seed
-        ref = judge_locally(spec, challenge.reference, challenge.reference, secret)
+        # drawn, with the reference's values, once per secret and judged for every solution
+        # below: judge_locally(spec, reference, code, secret) is exactly these two steps. Code
+        # known to fail stops at its first failing case: the same verdict text, fewer forks
+        cases = prepared(challenge, secret, keep=True)  # kept for test_reference_margin
+        assert len(cases) >= 3, "at least three hidden tests"
+        assert [c.name for c in cases if c.expected.error] == [], secret
+        ref = judge_prepared(spec, cases, challenge.reference)
         assert (ref.passed, ref.total, ref.failure) == (len(cases), len(cases), None), secret
-    stub = judge_locally(spec, challenge.reference, challenge.stub, 1)
-    assert not stub.solved and stub.failure
-    for i, wrong in enumerate(challenge.wrong):
-        for secret in (1, 2):
-            verdict = judge_locally(spec, challenge.reference, wrong, secret)
+        if secret == 1:
+            stub = judge_prepared(spec, cases, challenge.stub, until_failure=True)
+            assert not stub.solved and stub.failure
+        if secret == 3:
+            continue
+        for i, wrong in enumerate(challenge.wrong):
+            verdict = judge_prepared(spec, cases, wrong, until_failure=True)
             assert not verdict.solved, f"wrong[{i}] passes every test (secret {secret})"
-        assert not forbidden_uses(wrong, challenge.forbid) or verdict.failure
+            assert not forbidden_uses(wrong, challenge.forbid) or verdict.failure
 
 
 def test_a_broken_challenge_file_is_reported_with_its_line(tmp_path: Path) -> None:
@@ -151,8 +157,9 @@ def test_pairwise_distances_accepts_both_exact_methods_on_many_seeds() -> None:
     broadcast = ("import torch\ndef pairwise_distances(x, y):\n"
                  "    return (x[:, None] - y[None]).pow(2).sum(-1).sqrt()\n")
     for secret in range(12):
+        cases = prepare_locally(challenge.spec, challenge.reference, secret)  # once for both
         for code in (expanded, broadcast):
-            verdict = judge_locally(challenge.spec, challenge.reference, code, secret)
+            verdict = judge_prepared(challenge.spec, cases, code)
             assert verdict.solved, (secret, verdict.failure)
 
 

@@ -9,7 +9,8 @@ so every tensor a driver creates), and the judge's own comparison (`judge_host.c
 accept the float32 values at a quarter of the tolerance. Random draws inside the run (a driver's
 `nn.Linear` initialisation, a dropout mask) are made in float32 and widened, so both runs see the
 same numbers. Integer and boolean outputs must be equal. The reference is our own code, so it
-runs in this process, not in the sandbox.
+runs in this process, not in the sandbox. The cases of secrets 1-3 are the bank test's own
+(tests/support/judge.prepared): computed once for both tests when they run in one session.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from torch.utils._pytree import tree_map
 from bot.core.content.challenges import load_challenges
 from runner import judge_harness, tensor_io
 from runner.judge_host import Outcome, compare, outcome_of, prepare
+from tests.support.judge import prepared
 
 BANK = load_challenges()
 # 4 seeds in CI (8 were run when the margins were set, 2026-12-05: the failures they found were
@@ -126,7 +128,7 @@ def test_the_reference_is_within_a_quarter_of_the_tolerance_on_every_seed(challe
         pytest.skip(why)
     atol, rtol = spec.atol * MARGIN, spec.rtol * MARGIN
     for secret in FEWER_SEEDS.get(challenge.id, SEEDS):
-        for case in prepare(spec, challenge.reference, secret, 15.0):
+        for case in prepared(challenge, secret):  # the bank test's, where it kept them
             if skipped and case.name in skipped:
                 continue
             judged, exact = case.expected, in_float64(case.payload, challenge.reference)

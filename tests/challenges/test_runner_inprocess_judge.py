@@ -183,6 +183,22 @@ def test_the_reference_made_contiguous_passes_the_non_contiguous_case() -> None:
         assert verdict.solved, (secret, verdict.failure)
 
 
+def test_known_wrong_code_judged_until_its_first_failure_gets_the_full_judges_failure() -> None:
+    """How the bank test judges stubs and known-wrong solutions: cases prepared once per secret,
+    no case run after the first failing one. Its failure and detail are the whole judge's; only
+    the cases after it are not run. Right code runs every case."""
+    wrong = ("import torch\ndef softmax(x, dim):\n    s = torch.softmax(x, dim)\n"
+             "    return s if x.is_contiguous() else 2 * s\n")  # wrong on the second case only
+    full = judged(wrong)
+    assert (full.passed, full.total) == (2, 3)
+    assert (full.failure or "").startswith("test 'non-contiguous' (inputs 4×6, int): output: ")
+    cases = judge_host.prepare_locally(SOFTMAX, REFERENCE, 7)
+    fast = judge_host.judge_prepared(SOFTMAX, cases, wrong, until_failure=True)
+    assert (fast.passed, fast.total, fast.failure, fast.detail) == (1, 3, full.failure, full.detail)
+    right = judge_host.judge_prepared(SOFTMAX, cases, REFERENCE, until_failure=True)
+    assert (right.passed, right.total, right.failure) == (3, 3, None)
+
+
 def test_a_correct_solution_whose_input_gets_no_gradient_passes() -> None:
     """Bug fixed: a None input gradient (target.detach()) raised in the bot."""
     spec = JudgeSpec(tests="def cases():\n    yield 'pair', (torch.randn(3), torch.randn(3))\n",
