@@ -433,6 +433,10 @@ def arm_memory_cap() -> None:
     and the worker answers one request per job only."""
     import socket
     own_every_page()
+    # then free heap (what the parent parsed and dropped) leaves the count: reused by the
+    # member's code, its pages are charged again
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).malloc_trim(0)
     with socket.socket(fileno=META_FD) as sock:
         sock.settimeout(ARM_TIMEOUT_S)
         sock.send(b"arm_memory")

@@ -19,8 +19,10 @@ import math
 import os
 import re
 import struct
+import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from runner import judge_evidence, judge_harness, judge_replay, tensor_io
@@ -535,9 +537,66 @@ def judge_prepared(spec: JudgeSpec, cases: list[Case], code: str, until_failure:
 
 
 def _run_locally(payload: dict[str, Any], code: str) -> dict[str, Any]:
-    line = judge_harness.run_case({**payload, "code": code}, emit=False)
+    case = {**payload, "code": code}
+    # a memory rule's RLIMIT_DATA cannot see free heap being reused: such a case is forked from
+    # a process whose heap is clean, never from this one (a test process that has freed
+    # hundreds of MB would let a known-wrong solution keep its activations uncounted)
+    line = _clean_forker().run(case) if payload.get("memory_mb") else \
+        judge_harness.run_case(case, emit=False)
     frame: dict[str, Any] = json.loads(line[len(judge_harness.MARK):])
     return frame
+
+
+FORKER = """
+import json, os, struct, sys
+sys.path.insert(0, {root!r})
+import torch  # noqa: F401  (as warm as a slot's template)
+from runner import judge_harness
+judge_harness.fixed_mmap_threshold()  # what this process reads and frees is unmapped at once
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+while (head := stdin.read(4)):
+    case = stdin.read(struct.unpack(">I", head)[0])
+    pid = os.fork()
+    if pid == 0:  # the case's parent: it parses, then run_case forks the child that runs code
+        line = judge_harness.run_case(json.loads(case), emit=False).encode()
+        stdout.write(struct.pack(">I", len(line)) + line)
+        stdout.flush()
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
+
+
+class _CleanForker:
+    """A warm process (torch and the harness imported) that runs no case itself: each case is
+    a fork of it, whose heap holds nothing freed by earlier work."""
+
+    def __init__(self) -> None:
+        root = str(Path(__file__).resolve().parents[1])
+        self.proc = subprocess.Popen([sys.executable, "-c", FORKER.format(root=root)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def run(self, case: dict[str, Any]) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        body = json.dumps(case).encode()
+        self.proc.stdin.write(struct.pack(">I", len(body)) + body)
+        self.proc.stdin.flush()
+        head = self.proc.stdout.read(4)
+        if len(head) < 4:
+            raise RuntimeError("the clean case forker died")
+        return self.proc.stdout.read(struct.unpack(">I", head)[0]).decode()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+_forker: _CleanForker | None = None
+
+
+def _clean_forker() -> _CleanForker:
+    global _forker
+    if _forker is None or not _forker.alive():
+        _forker = _CleanForker()
+    return _forker
 
 
 # ---- the process the worker talks to ------------------------------------------------------------

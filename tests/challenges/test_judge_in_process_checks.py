@@ -6,9 +6,10 @@ stages run as two jobs, the second given only the bytes the first one shipped.""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
-from runner import judge_harness
+from runner import judge_harness, judge_host
 from runner.judge_host import judge_locally, prepare
 from tests.support.judge import problem_of
 
@@ -106,3 +107,17 @@ def test_the_first_stage_never_holds_the_second_stages_inputs() -> None:
         assert then is not None and "then" not in first
         assert then["inputs"] not in repr(first) and then["seed"] != first["seed"]
         assert "carried" not in then  # the first job's record is added by whoever runs it
+
+
+def test_a_memory_rules_cases_are_forked_from_a_clean_process_never_from_this_one() -> None:
+    """RLIMIT_DATA cannot see free heap being reused: a case forked from this test process, which
+    may have freed hundreds of MB, could keep a known-wrong solution's activations uncounted (a
+    flaky pass of checkpoint-blocks' first wrong solution was seen)."""
+    challenge = problem_of("checkpoint-blocks")
+    code = challenge.reference + (
+        "\nimport os\nwith open(f'/proc/{os.getppid()}/stat') as stat:\n"
+        "    print('grandparent', stat.read().split()[3])\n")
+    verdict = judge_locally(challenge.spec, challenge.reference, code, 1)
+    assert verdict.solved, verdict
+    grandparent = int(verdict.output.split()[1])
+    assert grandparent != os.getpid() and grandparent == judge_host._clean_forker().proc.pid
