@@ -14,7 +14,7 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -488,51 +488,51 @@ class CappingCgroup(FakeCgroup):
         return self.works
 
 
+@pytest.fixture
+def channel() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """A job's metadata socket: the worker's end and the job's, neither blocking."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    mine.setblocking(False)
+    theirs.setblocking(False)
+    yield mine, theirs
+    mine.close()
+    theirs.close()
+
+
 @pytest.mark.parametrize(("cgroup", "reply", "capped"), [
     (CappingCgroup(), b"armed", True), (CappingCgroup(works=False), b"unarmed", False), (None, b"unarmed", False)])
-async def test_a_judge_case_arms_its_memory_allowance_once(cgroup: CappingCgroup | None, reply: bytes,
-                                                           capped: bool) -> None:
+async def test_a_judge_case_arms_its_memory_allowance_once(
+        channel: tuple[socket.socket, socket.socket], cgroup: CappingCgroup | None, reply: bytes,
+        capped: bool) -> None:
+    mine, theirs = channel
     slot = Slot(0, FULL)
     slot.cgroup = cgroup  # type: ignore[assignment]
     job = slot._job = _Job(100, arm_bytes=160 * 2**20)
-    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    mine.setblocking(False)
-    theirs.setblocking(False)
-    try:
-        theirs.send(sandbox.ARM)
-        slot._on_meta(mine)
-        assert theirs.recv(16) == reply
-        theirs.send(sandbox.ARM)  # the member's code, later: no second cap, no answer
-        slot._on_meta(mine)
-        with pytest.raises(BlockingIOError):
-            theirs.recv(16)
-        assert (job.capped, bytes(job.meta), job.meta_messages) == (capped, b"", 0)
-        if cgroup is not None:
-            assert cgroup.events == [("cap", 160 * 2**20)]
-        assert (await outcome(slot, {"status": 0}, job=job)).memory_capped is capped
-    finally:
-        slot.cgroup = None
-        mine.close()
-        theirs.close()
+    theirs.send(sandbox.ARM)
+    slot._on_meta(mine)
+    assert theirs.recv(16) == reply
+    theirs.send(sandbox.ARM)  # the member's code, later: no second cap, no answer
+    slot._on_meta(mine)
+    with pytest.raises(BlockingIOError):
+        theirs.recv(16)
+    assert (job.capped, bytes(job.meta), job.meta_messages) == (capped, b"", 0)
+    if cgroup is not None:
+        assert cgroup.events == [("cap", 160 * 2**20)]
+    assert (await outcome(slot, {"status": 0}, job=job)).memory_capped is capped
+    slot.cgroup = None
 
 
-async def test_a_run_job_that_asks_to_arm_is_not_answered() -> None:
+async def test_a_run_job_that_asks_to_arm_is_not_answered(channel: tuple[socket.socket, socket.socket]) -> None:
+    mine, theirs = channel
     slot = Slot(0, FULL)
     cgroup = slot.cgroup = CappingCgroup()  # type: ignore[assignment]
     slot._job = _Job(100)  # every /run: no allowance
-    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    mine.setblocking(False)
-    theirs.setblocking(False)
-    try:
-        theirs.send(sandbox.ARM)
-        slot._on_meta(mine)
-        with pytest.raises(BlockingIOError):
-            theirs.recv(16)
-        assert cgroup.events == []
-    finally:
-        slot.cgroup = None
-        mine.close()
-        theirs.close()
+    theirs.send(sandbox.ARM)
+    slot._on_meta(mine)
+    with pytest.raises(BlockingIOError):
+        theirs.recv(16)
+    assert cgroup.events == []
+    slot.cgroup = None
 
 
 async def test_a_large_metadata_message_is_cut_and_a_closed_channel_ignored(
