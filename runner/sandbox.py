@@ -210,6 +210,7 @@ class Slot:
         self._scratch: str | None = None
         self._job: _Job | None = None
         self._seq = 0
+        self._cancelled = False  # cancelled before its job had started
         self._ready: _Ready | None = None  # the next job's child, forked while idle
         self._preparing: asyncio.Task[None] | None = None
 
@@ -353,19 +354,22 @@ class Slot:
             self._ctl.send(data)
 
     async def cancel(self) -> None:
-        """Stop the running job, if any (reported as cancelled)."""
+        """Stop the running job, if any (reported as cancelled), or the one about to start (it
+        may be waiting for its child, still being forked)."""
         if self._job is not None:
             self._job.request_stop("cancelled")
+        elif self.busy:
+            self._cancelled = True
 
     async def run(self, job_id: str, code: str, limits: Limits, *, arm_mb: int = 0) -> RawOutcome:
         """``arm_mb``: a judge case's memory allowance, applied to the job's memory cgroup when
         its harness asks, just before the member's code runs (see `ARM`)."""
         async with self._lock:
-            self.busy = True
+            self.busy, self._cancelled = True, False
             try:
                 return await self._run(job_id, code, limits, arm_mb)
             finally:
-                self.busy = False
+                self.busy = self._cancelled = False
                 self._job = None
                 self._prepare_next()
 
@@ -499,6 +503,8 @@ class Slot:
                             arm_mb: int = 0) -> RawOutcome:
         loop = asyncio.get_running_loop()
         job = self._job = _Job(int(limits.output_cap_bytes), arm_mb * 1024 * 1024)
+        if self._cancelled:
+            job.request_stop("cancelled")
         mine, out_r, err_r = ready.sock, ready.out_r, ready.err_r
         readers: list[int] = []
         try:

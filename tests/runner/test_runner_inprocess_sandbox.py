@@ -1166,6 +1166,21 @@ async def test_a_cancelled_job_is_killed_and_reported_cancelled() -> None:
     assert (result.killed, result.exit_code) == ("cancelled", -9)
 
 
+async def test_a_job_cancelled_while_its_child_is_being_forked_is_cancelled() -> None:
+    slot = Slot(0, FULL)
+
+    async def child(t: Template) -> None:
+        await slot.cancel()  # the slot has the job, its child has not said hello yet
+        await t.hello()
+        assert await t.next_message() == {"op": "kill", "job": 1}
+        t.finish()
+        t.reply({"op": "exit", "status": 9})
+
+    result, _ = await job_against(slot, LIMITS, child)
+    assert (result.killed, result.exit_code) == ("cancelled", -9)
+    assert slot._cancelled is False  # the next job starts clean
+
+
 async def test_a_child_that_dies_before_hello_gets_no_code() -> None:
     slot = Slot(0, FULL)
 
