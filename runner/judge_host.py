@@ -618,16 +618,14 @@ def _write_frame(stream: Any, data: Any) -> None:
     stream.flush()
 
 
-def main() -> None:
-    """Worker protocol on stdin/stdout, one submission per process:
+def serve(inp: Any, out: Any) -> None:
+    """Worker protocol over two binary streams, one submission:
     <- {spec, reference, secret, deadline_s}   -> {cases: [payload...]} or {error}
     <- {results: [...]}                        -> {verdict: {...}}, or first (forbidden ops)
                                                   {replay: {jobs}} <- {replayed: {record}}"""
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # anything printed (a reference's print) goes to stderr, not into the frames
-    sys.stdout = sys.stderr
-    inp = sys.stdin.buffer
     ask = _read_frame(inp)
+    if ask is None:
+        return
     spec = JudgeSpec.from_dict(ask["spec"])
     try:
         import torch
@@ -654,5 +652,44 @@ def main() -> None:
     _write_frame(out, {"verdict": verdict_of(cases, results, problems).to_dict()})
 
 
-if __name__ == "__main__":
-    main()
+def _quiet_stdout() -> None:
+    """Anything printed (a reference's print) goes to stderr, never into the frames."""
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+
+def forker_main(control_fd: int) -> None:
+    """The warm judge host: imports torch once, runs nothing itself, and forks one child per
+    submission, which serves it over the stream socket the worker sends (SCM_RIGHTS) on the
+    control socket, then exits. A submission gets a fresh process as before, without paying
+    torch's import (1-2 s) each time. Nothing runs a torch op here: a forked OpenMP pool hangs."""
+    import signal
+    import socket
+
+    import torch  # noqa: F401
+
+    _quiet_stdout()
+    control = socket.socket(fileno=control_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps our children
+    while True:
+        msg, fds, _, _ = socket.recv_fds(control, 16, 1)
+        if not msg:
+            return  # the worker has gone
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                control.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                with socket.socket(fileno=fds[0]) as conn:
+                    conn.sendall(struct.pack(">I", os.getpid()))
+                    with conn.makefile("rb") as inp, conn.makefile("wb") as out:
+                        serve(inp, out)
+            except BaseException:
+                code = 1
+            os._exit(code)
+        os.close(fds[0])

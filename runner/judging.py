@@ -12,8 +12,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import secrets
+import signal
+import socket
 import struct
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -76,35 +80,109 @@ def result_line(output: str, mark: str = MARK) -> dict[str, Any] | None:
     return frame if isinstance(frame, dict) else None
 
 
-class TrustedHost:
-    """The judge_host process of one submission (holds the cases and the expected values)."""
+class HostForker:
+    """The warm judge host (runner.judge_host.forker_main): one per worker process, started on
+    first use and again if it has died; each submission is a fresh fork of it."""
 
     def __init__(self) -> None:
-        self.proc: asyncio.subprocess.Process | None = None
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        boot = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                f"from runner.judge_host import forker_main; forker_main({theirs.fileno()})")
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-I", "-c", boot], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         pass_fds=[theirs.fileno()], start_new_session=True)
+        finally:
+            theirs.close()
+        self.control = mine
+        self.closed = False
+
+    def alive(self) -> bool:
+        return not self.closed and self.proc.poll() is None
+
+    def spawn(self) -> socket.socket:
+        """A stream socket to a new submission process (its first 4 bytes: its pid)."""
+        ours, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            socket.send_fds(self.control, [b"submission"], [child.fileno()])
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            child.close()
+        return ours
+
+    def close(self) -> None:
+        self.control.close()
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        self.proc.wait()
+        self.closed = True
+
+
+_forker: HostForker | None = None
+
+
+def host_forker() -> HostForker:
+    global _forker
+    if _forker is None or not _forker.alive():
+        if _forker is not None and not _forker.closed:
+            _forker.close()
+        _forker = HostForker()
+    return _forker
+
+
+class TrustedHost:
+    """The judge_host process of one submission (holds the cases and the expected values): a
+    fork of the warm judge host, killed when the submission is done."""
+
+    def __init__(self) -> None:
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.pidfd: int | None = None
+        self.pid: int | None = None
 
     async def __aenter__(self) -> TrustedHost:
-        boot = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from runner.judge_host import main; main()"
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", "-c", boot, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        for attempt in (1, 2):  # a warm host that has died since its last use is started again
+            try:
+                sock = host_forker().spawn()
+                self.reader, self.writer = await asyncio.open_unix_connection(sock=sock)
+                async with asyncio.timeout(HOST_TIMEOUT_S):
+                    (pid,) = struct.unpack(">I", await self.reader.readexactly(4))
+                break
+            except (OSError, asyncio.IncompleteReadError):
+                await self.__aexit__()
+                if attempt == 2:
+                    raise
+                log.warning("the warm judge host was lost; starting it again")
+                host_forker().close()
+        self.pid = pid
+        with contextlib.suppress(OSError):
+            self.pidfd = os.pidfd_open(pid)  # alive now: it waits for our first frame
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self.proc and self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
-            await self.proc.wait()
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+        pidfd, self.pidfd = self.pidfd, None
+        if pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            os.close(pidfd)
 
     async def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc and self.proc.stdin and self.proc.stdout
+        assert self.reader and self.writer
         body = json.dumps(message).encode()
-        self.proc.stdin.write(struct.pack(">I", len(body)) + body)
-        await self.proc.stdin.drain()
+        self.writer.write(struct.pack(">I", len(body)) + body)
+        await self.writer.drain()
         async with asyncio.timeout(HOST_TIMEOUT_S):
-            (n,) = struct.unpack(">I", await self.proc.stdout.readexactly(4))
+            (n,) = struct.unpack(">I", await self.reader.readexactly(4))
             if n > FRAME_CAP:
                 raise ValueError("judge host frame too large")
-            reply = json.loads(await self.proc.stdout.readexactly(n))
+            reply = json.loads(await self.reader.readexactly(n))
         if not isinstance(reply, dict):
             raise ValueError("judge host reply is not a mapping")
         return reply
