@@ -430,7 +430,7 @@ async def run_on_discord(fake: FakeDiscord, worker: stack.Process) -> None:
 
 async def daily_and_click_on_slack(fake: FakeSlack, db: Database) -> dict:
     sender = SlackSender(fake, url="", signing_secret="")
-    await fake.wait_for("apps.connections.open", timeout=START_S)
+    await fake.connected(timeout=START_S)  # a command sent before the socket is up is lost
     await fake.push("slash_commands", sender.command_payload("/daily", SLACK_ADMIN, "now"))
     question = await fake.wait_until(
         lambda: next((m for m in fake.in_channel() if slack_buttons_of(m)), None), timeout=30)

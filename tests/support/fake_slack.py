@@ -205,7 +205,9 @@ class FakeSlack:
         """Socket Mode: say hello, then collect the app's envelope acks (pings are autoponged)."""
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
-        self._sockets.append(ws)
+        async with self._changed:
+            self._sockets.append(ws)
+            self._changed.notify_all()
         await ws.send_json({"type": "hello", "num_connections": 1,
                             "debug_info": {"host": "fake"}, "connection_info": {"app_id": "A0FAKE"}})
         try:
@@ -217,6 +219,12 @@ class FakeSlack:
         finally:
             self._sockets.remove(ws)
         return ws
+
+    async def connected(self, timeout: float) -> None:
+        """Wait until an app holds a Socket Mode connection: Slack drops a slash command or an
+        interaction sent while the app has none, and so does `push`."""
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: bool(self._sockets)), timeout)
 
     async def push(self, kind: str, payload: dict[str, Any]) -> str:
         """Deliver a Socket Mode envelope to every connected app; returns its envelope id."""
