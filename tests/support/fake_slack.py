@@ -227,7 +227,11 @@ class FakeSlack:
             await asyncio.wait_for(self._changed.wait_for(lambda: bool(self._sockets)), timeout)
 
     async def push(self, kind: str, payload: dict[str, Any]) -> str:
-        """Deliver a Socket Mode envelope to every connected app; returns its envelope id."""
+        """Deliver a Socket Mode envelope to every connected app; returns its envelope id. With
+        no app connected Slack would drop it: so a test that pushes too early fails here, in one
+        line, instead of timing out later (wait with `connected` first)."""
+        if not self._sockets:
+            raise AssertionError(f"no app holds a Socket Mode connection: Slack would drop this {kind}")
         envelope_id = f"env-{next(self._ids)}"
         envelope = {"envelope_id": envelope_id, "type": kind, "payload": payload,
                     "accepts_response_payload": kind != "events_api", "retry_attempt": 0}
