@@ -491,8 +491,9 @@ def _result_problem(case: Case, res: dict[str, Any], spec: JudgeSpec) -> tuple[s
 def judge_locally(spec: JudgeSpec, reference: str, code: str, secret: int = 0,
                   deadline_s: float = 15.0) -> Verdict:
     """Judge our own code (references, stubs, known-wrong solutions) through the same cases,
-    harness and verdict, in forked children of this warm process instead of the sandbox: CI
-    proves every test set discriminates this way."""
+    harness and verdict, in forked children of this warm process instead of the sandbox (a
+    memory rule's cases: of a clean one, see `_run_locally`): CI proves every test set
+    discriminates this way."""
     return judge_prepared(spec, prepare_locally(spec, reference, secret, deadline_s), code)
 
 
@@ -500,8 +501,6 @@ def prepare_locally(spec: JudgeSpec, reference: str, secret: int = 0, deadline_s
     """`prepare` in this warm process, for judge_prepared: a test that judges several solutions
     on one secret draws the cases and computes the reference's values once, as the judge does
     once per submission."""
-    if spec.case_memory_mb:  # this warm process's freed tensors would be free memory in its
-        judge_harness.fixed_mmap_threshold()  # children, outside their memory limit
     return prepare(spec, reference, secret, deadline_s)
 
 
@@ -511,8 +510,6 @@ def judge_prepared(spec: JudgeSpec, cases: list[Case], code: str, until_failure:
     to be wrong: its verdict's failure is the same text (the first failing case's; the cases
     before it are still checked in full, graph evidence included), only the cases after it
     count as not run."""
-    if spec.case_memory_mb:
-        judge_harness.fixed_mmap_threshold()
     if spec.graph_evidence:  # imported once here, not in every forked child's time limit
         import torch.fx.experimental.proxy_tensor  # noqa: F401
     results: list[dict[str, Any]] = []

@@ -123,9 +123,10 @@ class HostForker:
 _forker: HostForker | None = None
 
 
-def host_forker() -> HostForker:
+def host_forker(restart: bool = False) -> HostForker:
+    """The warm host; a new one if it has died or ``restart`` (it failed to serve a spawn)."""
     global _forker
-    if _forker is None or not _forker.alive():
+    if _forker is None or restart or not _forker.alive():
         if _forker is not None and not _forker.closed:
             _forker.close()
         _forker = HostForker()
@@ -145,7 +146,7 @@ class TrustedHost:
     async def __aenter__(self) -> TrustedHost:
         for attempt in (1, 2):  # a warm host that has died since its last use is started again
             try:
-                sock = host_forker().spawn()
+                sock = host_forker(restart=attempt == 2).spawn()
                 self.reader, self.writer = await asyncio.open_unix_connection(sock=sock)
                 async with asyncio.timeout(HOST_TIMEOUT_S):
                     (pid,) = struct.unpack(">I", await self.reader.readexactly(4))
@@ -155,7 +156,6 @@ class TrustedHost:
                 if attempt == 2:
                     raise
                 log.warning("the warm judge host was lost; starting it again")
-                host_forker().close()
         self.pid = pid
         with contextlib.suppress(OSError):
             self.pidfd = os.pidfd_open(pid)  # alive now: it waits for our first frame
@@ -212,6 +212,8 @@ async def judge(job_id: str, request: JobRequest, slot: Slot, note: str | None,
     """Judge request.code on a claimed slot; the result carries the verdict, never tensors."""
     assert request.judge is not None
     limits = limits.tightened(request.limits)
+    # every job of a judgement (cases, replay) prints one result line, which this cap holds
+    limits = replace(limits, output_cap_bytes=max(limits.output_cap_bytes, CASE_OUTPUT_CAP))
     spec = JudgeSpec.from_dict(request.judge["spec"])
     deadline = max(1.0, limits.timeout_s - HARNESS_MARGIN_S)
     done = JobResult(job_id=job_id, request=request, state=JobState.DONE,
@@ -281,7 +283,6 @@ async def _case_job(name: str, request: JobRequest, slot: Slot, note: str | None
     allowance = int(payload.get("memory_mb") or 0)  # the problem's, from the trusted host
     if allowance:  # its harness asks the worker to cap the job's cgroup before the code runs
         payload = {**payload, "arm": True}
-    limits = replace(limits, output_cap_bytes=max(limits.output_cap_bytes, CASE_OUTPUT_CAP))
     raw = await slot.run(name, case_program(payload, request.code), limits, arm_mb=allowance)
     if raw.memory_capped:  # a memory kill is then against the problem's allowance
         limits = replace(limits, memory_mb=allowance)
@@ -294,7 +295,6 @@ async def _case_job(name: str, request: JobRequest, slot: Slot, note: str | None
 async def _replay(job_id: str, request: JobRequest, slot: Slot, note: str | None, limits: Limits,
                   payload: dict[str, Any]) -> dict[str, Any]:
     """Run the replay job in the slot; its record, unopened, for the trusted process."""
-    limits = replace(limits, output_cap_bytes=max(limits.output_cap_bytes, CASE_OUTPUT_CAP))
     raw = await slot.run(f"{job_id}.replay", replay_program(payload), limits)
     job = build_result(f"{job_id}.replay", request, raw, limits, device_used=slot.device_label,
                        device_note=note, torch_version=slot.torch_version)

@@ -52,3 +52,14 @@ async def test_a_warm_host_that_died_is_started_again() -> None:
         assert "cases" in await host.ask(ASK)
         assert host.pid is not None
         assert parent_of(host.pid) == judging.host_forker().proc.pid != forker.proc.pid
+
+
+async def test_a_warm_host_that_cannot_take_a_submission_is_replaced_once() -> None:
+    broken = judging.host_forker()
+    broken.control.close()  # alive, but the next spawn fails
+    async with TrustedHost() as host:
+        assert "cases" in await host.ask(ASK)
+        assert host.pid is not None
+        fresh = judging.host_forker()
+        assert fresh is not broken and parent_of(host.pid) == fresh.proc.pid
+    assert broken.closed and broken.proc.poll() is not None  # the old one was stopped
